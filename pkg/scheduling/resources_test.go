@@ -1,0 +1,169 @@
+package scheduling
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func rl(pairs ...string) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for i := 0; i < len(pairs); i += 2 {
+		out[corev1.ResourceName(pairs[i])] = resource.MustParse(pairs[i+1])
+	}
+	return out
+}
+
+func container(name string, requests corev1.ResourceList) corev1.Container {
+	return corev1.Container{Name: name, Resources: corev1.ResourceRequirements{Requests: requests}}
+}
+
+func TestPodRequests(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	sidecar := container("sidecar", rl("cpu", "200m", "memory", "100Mi"))
+	sidecar.RestartPolicy = &always
+	for _, tc := range []struct {
+		name string
+		spec corev1.PodSpec
+		want corev1.ResourceList
+	}{
+		{"sum of containers", corev1.PodSpec{Containers: []corev1.Container{
+			container("a", rl("cpu", "1", "memory", "1Gi")), container("b", rl("cpu", "500m", "nvidia.com/gpu", "1")),
+		}}, rl("cpu", "1500m", "memory", "1Gi", "nvidia.com/gpu", "1", "pods", "1")},
+		{"init container peak wins", corev1.PodSpec{
+			InitContainers: []corev1.Container{container("init", rl("cpu", "4"))},
+			Containers:     []corev1.Container{container("a", rl("cpu", "1", "memory", "1Gi"))},
+		}, rl("cpu", "4", "memory", "1Gi", "pods", "1")},
+		{"sidecars add to the steady state and to later init containers", corev1.PodSpec{
+			InitContainers: []corev1.Container{sidecar, container("init", rl("cpu", "1"))},
+			Containers:     []corev1.Container{container("a", rl("cpu", "500m"))},
+		}, rl("cpu", "1200m", "memory", "100Mi", "pods", "1")},
+		{"overhead is added", corev1.PodSpec{
+			Containers: []corev1.Container{container("a", rl("cpu", "1"))},
+			Overhead:   rl("cpu", "250m", "memory", "120Mi"),
+		}, rl("cpu", "1250m", "memory", "120Mi", "pods", "1")},
+		{"pod-level resources override containers", corev1.PodSpec{
+			Resources:  &corev1.ResourceRequirements{Requests: rl("cpu", "3", "memory", "2Gi")},
+			Containers: []corev1.Container{container("a", rl("cpu", "1"))},
+		}, rl("cpu", "3", "memory", "2Gi", "pods", "1")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := PodRequests(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: tc.spec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := MustFromResourceList(tc.want); got != want {
+				t.Errorf("PodRequests = %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+func TestResourcesArithmetic(t *testing.T) {
+	a := MustFromResourceList(rl("cpu", "1500m", "memory", "2Gi", "pods", "1"))
+	b := MustFromResourceList(rl("cpu", "500m", "memory", "1Gi", "nvidia.com/gpu", "2"))
+	sum := a.Add(b)
+	if sum[CPU] != 2000 || sum[Memory] != 3<<30 || sum[NvidiaGPU] != 2 || sum[Pods] != 1 {
+		t.Errorf("Add = %s", sum)
+	}
+	if back := sum.Sub(b); back != a {
+		t.Errorf("Sub = %s, want %s", back, a)
+	}
+	capacity := MustFromResourceList(rl("cpu", "2", "memory", "4Gi", "pods", "10", "nvidia.com/gpu", "1"))
+	if sum.FitsIn(capacity) {
+		t.Error("two GPUs must not fit one")
+	}
+	if got := sum.Exceeding(capacity); got != NvidiaGPU {
+		t.Errorf("Exceeding = %d, want the GPU slot %d", got, NvidiaGPU)
+	}
+	if !a.FitsIn(capacity) || a.Exceeding(capacity) != -1 {
+		t.Error("a fits the capacity")
+	}
+	if got := a.Scale(3); got[CPU] != 4500 {
+		t.Errorf("Scale = %s", got)
+	}
+	round := MustFromResourceList(sum.ResourceList())
+	if round != sum {
+		t.Errorf("ResourceList round trip: %s != %s", round, sum)
+	}
+	if s := sum.String(); s != "cpu=2 memory=3Gi pods=1 nvidia.com/gpu=2" {
+		t.Errorf("String = %q", s)
+	}
+}
+
+func TestInternResource(t *testing.T) {
+	i, err := InternResource("example.com/foo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j, _ := InternResource("example.com/foo"); j != i {
+		t.Errorf("interning twice gave slots %d and %d", i, j)
+	}
+	if ResourceNameAt(i) != "example.com/foo" || i < numFixed {
+		t.Errorf("slot %d holds %q", i, ResourceNameAt(i))
+	}
+	if k, ok := ResourceIndex(corev1.ResourceMemory); !ok || k != Memory {
+		t.Errorf("memory slot = %d %v", k, ok)
+	}
+}
+
+func TestUntoleratedTaint(t *testing.T) {
+	gpu := corev1.Taint{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule}
+	soft := corev1.Taint{Key: "soft", Effect: corev1.TaintEffectPreferNoSchedule}
+	exec := corev1.Taint{Key: "dedicated", Value: "ml", Effect: corev1.TaintEffectNoExecute}
+	for _, tc := range []struct {
+		name        string
+		tolerations []corev1.Toleration
+		taints      []corev1.Taint
+		want        *corev1.Taint
+	}{
+		{"no taints", nil, nil, nil},
+		{"prefer-no-schedule never blocks", nil, []corev1.Taint{soft}, nil},
+		{"untolerated", nil, []corev1.Taint{soft, gpu}, &gpu},
+		{"exists tolerates", []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists}}, []corev1.Taint{gpu}, nil},
+		{"wrong value", []corev1.Toleration{{Key: "dedicated", Value: "web", Effect: corev1.TaintEffectNoExecute}}, []corev1.Taint{exec}, &exec},
+		{"right value", []corev1.Toleration{{Key: "dedicated", Value: "ml"}}, []corev1.Taint{exec}, nil},
+		{"wrong effect", []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}}, []corev1.Taint{gpu}, &gpu},
+		{"tolerate everything", []corev1.Toleration{{Operator: corev1.TolerationOpExists}}, []corev1.Taint{gpu, exec}, nil},
+	} {
+		got := UntoleratedTaint(tc.tolerations, tc.taints)
+		if (got == nil) != (tc.want == nil) || (got != nil && got.Key != tc.want.Key) {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestHostPorts(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		InitContainers: []corev1.Container{
+			{Name: "once", Ports: []corev1.ContainerPort{{HostPort: 9000}}},
+			{Name: "sidecar", RestartPolicy: &always, Ports: []corev1.ContainerPort{{HostPort: 9100, Protocol: corev1.ProtocolUDP}}},
+		},
+		Containers: []corev1.Container{{Name: "a", Ports: []corev1.ContainerPort{{ContainerPort: 80}, {HostPort: 8080, HostIP: "10.0.0.1"}}}},
+	}}
+	got := PodHostPorts(pod)
+	want := []HostPort{{"0.0.0.0", corev1.ProtocolUDP, 9100}, {"10.0.0.1", corev1.ProtocolTCP, 8080}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("PodHostPorts = %v, want %v", got, want)
+	}
+	for _, tc := range []struct {
+		a, b HostPort
+		want bool
+	}{
+		{HostPort{"0.0.0.0", "TCP", 80}, HostPort{"10.0.0.1", "TCP", 80}, true},
+		{HostPort{"10.0.0.2", "TCP", 80}, HostPort{"10.0.0.1", "TCP", 80}, false},
+		{HostPort{"10.0.0.1", "TCP", 80}, HostPort{"10.0.0.1", "TCP", 80}, true},
+		{HostPort{"0.0.0.0", "UDP", 80}, HostPort{"0.0.0.0", "TCP", 80}, false},
+		{HostPort{"0.0.0.0", "TCP", 81}, HostPort{"0.0.0.0", "TCP", 80}, false},
+	} {
+		if got := tc.a.Conflicts(tc.b); got != tc.want || tc.b.Conflicts(tc.a) != tc.want {
+			t.Errorf("%s vs %s: conflicts=%v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+	if p, ok := HostPortConflict(got, []HostPort{{"0.0.0.0", "TCP", 8080}}); !ok || p.Port != 8080 {
+		t.Errorf("HostPortConflict missed the wildcard clash")
+	}
+}
