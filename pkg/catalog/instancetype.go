@@ -56,6 +56,16 @@ func (it *InstanceType) Label(key string) (string, bool) {
 // NodeLabels returns the labels of a node of this type bought through offering o.
 func (it *InstanceType) NodeLabels(o *Offering) map[string]string {
 	l := it.Labels()
+	if l == nil {
+		// Types built as struct literals (tests, synthetic catalogs) have no label map: their
+		// single-valued requirements are their labels.
+		l = map[string]string{}
+		for _, r := range it.Requirements.Items() {
+			if vs := r.Values(); !r.IsComplement() && len(vs) == 1 {
+				l[r.Key] = vs[0]
+			}
+		}
+	}
 	maps.Copy(l, o.Labels())
 	return l
 }

@@ -1,0 +1,151 @@
+package bound
+
+import (
+	"math"
+
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+)
+
+// Type is an instance type that nodes may be bought as.
+type Type struct {
+	Name     string               // for debugging
+	Price    float64              // $/h, finite and ≥ 0
+	Capacity scheduling.Resources // what pods may use on one node of this type
+	MaxCount int                  // ≤ 0 = unlimited; > 0 = at most this many nodes (reserved capacity, existing nodes)
+}
+
+// Class is a set of identical pods.
+type Class struct {
+	Count  int                  // pods; ≤ 0 contributes nothing
+	Demand scheduling.Resources // per pod (Pods slot = 1)
+	Types  []int                // indices into Problem.Types this class may use; none (or none it fits) → infeasible
+	Group  int                  // index into Problem.Groups, or -1 (any negative value means no group)
+}
+
+// Group caps how many pods of its classes together one node may hold.
+type Group struct {
+	PerNode int // hostname anti-affinity → 1; hostname topology spread with maxSkew s → s; < 1 places nothing
+}
+
+// Problem is a packing problem: buy nodes so that every pod has one.
+type Problem struct {
+	Types   []Type
+	Classes []Class
+	Groups  []Group
+}
+
+// Result is a proven lower bound on the cost of any feasible packing, with the bounds it is made
+// of. Every figure is ≤ the optimum; +Inf means the problem is proven infeasible. Classes that
+// share no type can never share a node, so the problem splits into independent parts whose
+// bounds add up: each figure below is a sum over the parts, and Value sums the best of them in
+// each part, so it is at least the largest of them.
+type Result struct {
+	Value         float64 // the proven bound
+	Covering      float64 // per-resource covering LP bound
+	Configuration float64 // column-generation configuration LP, certified by a Lagrangian (Farley) dual bound
+	Trivial       float64 // counting bounds (one class or one group alone, node counts rounded up)
+	Iterations    int     // column-generation rounds, all LPs together
+	Columns       int     // columns (node fillings and patterns) generated, all LPs together
+	Exact         bool    // the configuration LP was solved to proven optimality (in every part)
+}
+
+// Option tunes Lower. Every limit is a count, never a clock, so results are reproducible.
+type Option func(*config)
+
+type config struct {
+	maxIterations int // column-generation rounds of the configuration LP
+	knapsackNodes int // branch-and-bound nodes per knapsack when certifying
+	priceNodes    int // branch-and-bound nodes per knapsack when pricing
+	gap           float64
+	smooth        float64
+	configuration bool
+}
+
+// MaxIterations caps the column-generation rounds of the configuration LP (default 20). A
+// smaller cap gives a weaker, still valid, bound. The fractional LPs price exactly and run to
+// convergence.
+func MaxIterations(n int) Option { return func(c *config) { c.maxIterations = max(n, 1) } }
+
+// KnapsackNodes caps the branch-and-bound nodes spent on one knapsack (default 2000).
+func KnapsackNodes(n int) Option { return func(c *config) { c.knapsackNodes = max(n, 1) } }
+
+// Gap stops the configuration LP's column generation once its master objective, an upper bound
+// on the LP, is within this fraction of the best bound proven so far (default 1e-4): the LP
+// cannot raise the bound by more than that.
+func Gap(rel float64) Option { return func(c *config) { c.gap = max(rel, 0) } }
+
+// CoveringOnly skips the configuration LP.
+func CoveringOnly() Option { return func(c *config) { c.configuration = false } }
+
+// relSafety is subtracted, relative to the value, from every certified bound to absorb
+// floating-point rounding in the certificates.
+const relSafety = 1e-9
+
+// Lower returns a proven lower bound on the minimum cost of a feasible packing of p. It is
+// deterministic: the same problem and options give bit-identical results. It panics when p is
+// malformed: a type index or group index out of range, a negative or non-finite price, a negative
+// capacity or demand.
+func Lower(p *Problem, opts ...Option) Result {
+	cfg := config{maxIterations: 20, knapsackNodes: 2000, priceNodes: 100, gap: 1e-4, smooth: 0.5, configuration: true}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	in, status := prepare(p)
+	switch status {
+	case infeasible:
+		inf := math.Inf(1)
+		return Result{Value: inf, Covering: inf, Configuration: inf, Trivial: inf, Exact: true}
+	case empty:
+		return Result{Exact: true}
+	}
+	if in.nK == 0 { // only pods that demand nothing
+		v := safe(in.anyNode)
+		return Result{Value: v, Trivial: v, Exact: true}
+	}
+	r := Result{Exact: true}
+	for _, part := range in.split() {
+		pr := lowerPart(part, &cfg)
+		r.Value += pr.Value
+		r.Covering += pr.Covering
+		r.Configuration += pr.Configuration
+		r.Trivial += pr.Trivial
+		r.Iterations += pr.Iterations
+		r.Columns += pr.Columns
+		r.Exact = r.Exact && pr.Exact
+	}
+	// Any packing buys a node some pod may use (the parts count only pods that demand
+	// something).
+	r.Trivial = max(r.Trivial, safe(in.anyNode))
+	r.Value = max(r.Value, r.Trivial)
+	return r
+}
+
+// lowerPart bounds one independent part of the instance.
+func lowerPart(in *instance, cfg *config) Result {
+	var r Result
+	// The part's pods need at least one of its nodes.
+	r.Trivial = safe(max(in.anyNode, trivialBound(in)))
+	cov := fractional(in, cfg, false, nil)
+	r.Covering = safe(cov.value)
+	r.Iterations, r.Columns = cov.rounds, cov.columns
+	if cfg.configuration {
+		bcov := fractional(in, cfg, true, cov.cols)
+		c := configuration(in, cfg, cov, bcov)
+		r.Configuration, r.Exact = safe(c.value), c.exact
+		r.Iterations += bcov.rounds + c.rounds
+		r.Columns += bcov.columns + c.columns
+	}
+	r.Value = max(r.Trivial, r.Covering, r.Configuration)
+	return r
+}
+
+// safe shrinks a certified bound by relSafety and maps NaN to 0.
+func safe(v float64) float64 {
+	if math.IsNaN(v) || v <= 0 {
+		return 0
+	}
+	if math.IsInf(v, 1) {
+		return v
+	}
+	return v - relSafety*v
+}

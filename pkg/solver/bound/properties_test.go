@@ -1,0 +1,177 @@
+package bound
+
+import (
+	"math"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+)
+
+// chooser draws the integers a problem is built from, so that rapid and the fuzzer share one
+// generator.
+type chooser interface {
+	Int(lo, hi int) int
+}
+
+type rapidChooser struct{ t *rapid.T }
+
+func (c rapidChooser) Int(lo, hi int) int { return rapid.IntRange(lo, hi).Draw(c.t, "n") }
+
+var smallPrices = []float64{0, 0.25, 0.5, 0.7, 1, 1.212, 1.5, 2, 3, 5.672}
+
+// smallProblem draws a problem brute force can solve: ≤ 4 types, ≤ 3 classes, ≤ 7 pods.
+func smallProblem(c chooser) *Problem {
+	const gib = 1 << 30
+	p := &Problem{}
+	for range c.Int(1, 4) {
+		var capacity scheduling.Resources
+		capacity[scheduling.CPU] = int64(c.Int(1, 8)) * 1000
+		capacity[scheduling.Memory] = int64(c.Int(1, 8)) * gib
+		capacity[scheduling.Pods] = int64(c.Int(1, 6))
+		if c.Int(0, 3) == 3 {
+			capacity[scheduling.NvidiaGPU] = int64(c.Int(1, 3))
+		}
+		price := smallPrices[c.Int(0, len(smallPrices)-1)]
+		if c.Int(0, 1) == 1 {
+			price = float64(c.Int(0, 500)) / 100
+		}
+		p.Types = append(p.Types, Type{Price: price, Capacity: capacity, MaxCount: max(c.Int(-2, 3), 0)})
+	}
+	for range c.Int(0, 2) {
+		p.Groups = append(p.Groups, Group{PerNode: c.Int(1, 3)})
+	}
+	nK := c.Int(1, 3)
+	left := 7
+	for k := range nK {
+		var demand scheduling.Resources
+		demand[scheduling.CPU] = int64(c.Int(0, 16)) * 250
+		demand[scheduling.Memory] = int64(c.Int(0, 8)) * gib / 4
+		demand[scheduling.Pods] = 1
+		if c.Int(0, 4) == 4 {
+			demand[scheduling.NvidiaGPU] = 1
+		}
+		n := c.Int(1, max(1, left-(nK-k-1)))
+		left -= n
+		var types []int
+		mask := c.Int(0, 1<<len(p.Types)-1)
+		if c.Int(0, 3) > 0 { // mostly non-empty
+			mask |= 1 << c.Int(0, len(p.Types)-1)
+		}
+		for t := range p.Types {
+			if mask&(1<<t) != 0 {
+				types = append(types, t)
+			}
+		}
+		p.Classes = append(p.Classes, Class{Count: n, Demand: demand, Types: types, Group: c.Int(-1, len(p.Groups)-1)})
+	}
+	return p
+}
+
+// fataler is what the checks need of *testing.T, *testing.F's T and *rapid.T.
+type fataler interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// tightness accumulates how close bounds come to the optimum.
+type tightness struct {
+	runs, feasible, positive, exactOpt, exactLP int
+	ratio, covRatio, confRatio                  float64
+}
+
+func (s *tightness) add(r Result, opt float64) {
+	s.runs++
+	if math.IsInf(opt, 1) {
+		return
+	}
+	s.feasible++
+	if r.Exact {
+		s.exactLP++
+	}
+	if opt <= 0 {
+		return
+	}
+	s.positive++
+	s.ratio += r.Value / opt
+	s.covRatio += r.Covering / opt
+	s.confRatio += r.Configuration / opt
+	if r.Value >= opt*(1-1e-6) {
+		s.exactOpt++
+	}
+}
+
+func (s *tightness) log(t *testing.T) {
+	n := float64(max(s.positive, 1))
+	t.Logf("%d problems, %d feasible, %d with positive optimum: bound/optimum mean %.4f (covering %.4f, configuration %.4f); bound = optimum in %d (%.1f%%); configuration LP proven exact in %d of %d feasible",
+		s.runs, s.feasible, s.positive, s.ratio/n, s.covRatio/n, s.confRatio/n, s.exactOpt, 100*float64(s.exactOpt)/n, s.exactLP, s.feasible)
+}
+
+// checkAgainstBruteForce asserts the safety properties of one problem and returns the optimum.
+func checkAgainstBruteForce(t fataler, p *Problem, r Result) float64 {
+	t.Helper()
+	opt := bruteForce(p)
+	for name, v := range map[string]float64{"Value": r.Value, "Covering": r.Covering, "Configuration": r.Configuration, "Trivial": r.Trivial} {
+		if math.IsNaN(v) || v < 0 {
+			t.Fatalf("%s = %v\n%s", name, v, describe(p))
+		}
+		if v > opt+1e-9 {
+			t.Fatalf("%s = %.12g exceeds the optimum %.12g\nresult %+v\n%s", name, v, opt, r, describe(p))
+		}
+	}
+	if r.Value < max(r.Covering, r.Configuration, r.Trivial) {
+		t.Fatalf("Value %v is below one of %+v", r.Value, r)
+	}
+	for _, c := range p.Classes {
+		if c.Count > 0 && len(fitting(p, c)) == 0 && !math.IsInf(r.Value, 1) {
+			t.Fatalf("a class has no type it fits, yet Value = %v\n%s", r.Value, describe(p))
+		}
+	}
+	return opt
+}
+
+// TestNeverAboveOptimum: on small random problems the bound never exceeds the brute-force
+// optimum, is deterministic, and its LPs agree with gonum's solution of the full LPs.
+func TestNeverAboveOptimum(t *testing.T) {
+	var stats tightness
+	rapid.Check(t, func(rt *rapid.T) {
+		p := smallProblem(rapidChooser{rt})
+		r := Lower(p)
+		if again := Lower(p); again != r {
+			rt.Fatalf("not deterministic: %+v then %+v", r, again)
+		}
+		opt := checkAgainstBruteForce(rt, p, r)
+		stats.add(r, opt)
+		if math.IsInf(r.Value, 1) {
+			return
+		}
+		checkLPs(rt, p, r)
+	})
+	stats.log(t)
+}
+
+// checkLPs compares the covering and configuration bounds with the full LPs solved by gonum.
+func checkLPs(t fataler, p *Problem, r Result) {
+	cov, err := coveringLP(p)
+	if err == nil {
+		if r.Covering > cov+1e-9*(1+cov) {
+			t.Fatalf("Covering %.12g > covering LP %.12g\n%s", r.Covering, cov, describe(p))
+		}
+		if r.Covering < cov-1e-6*(1+cov) {
+			t.Fatalf("Covering %.12g < covering LP %.12g: column generation stopped short\n%s", r.Covering, cov, describe(p))
+		}
+	}
+	conf, err := configurationLP(p)
+	if err == nil {
+		if r.Configuration > conf+1e-9*(1+conf) {
+			t.Fatalf("Configuration %.12g > configuration LP %.12g\n%s", r.Configuration, conf, describe(p))
+		}
+		if r.Exact && r.Configuration < conf-1e-6*(1+conf) {
+			t.Fatalf("Exact, but Configuration %.12g < configuration LP %.12g\n%s", r.Configuration, conf, describe(p))
+		}
+	}
+	if r.Exact && r.Configuration < r.Covering-1e-6*(1+r.Covering) {
+		t.Fatalf("exact Configuration %.12g below Covering %.12g\n%s", r.Configuration, r.Covering, describe(p))
+	}
+}

@@ -1,0 +1,140 @@
+package bound
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// trivialBound is the largest of the one-dimensional bounds: for each class alone, and for each
+// group alone, the cheapest set of whole nodes that can hold its pods, where a node of type t
+// holds at most u_t of them. Leaving the other pods out is a relaxation, so each is valid. They
+// matter when few pods fit on a node, where rounding node counts up beats the LPs.
+func trivialBound(in *instance) float64 {
+	best := 0.0
+	perClass := make([][]item1D, in.nK)
+	perGroup := make([][]item1D, len(in.gcap))
+	groupPods := make([]int64, len(in.gcap))
+	for k := 0; k < in.nK; k++ {
+		if g := in.group[k]; g >= 0 {
+			groupPods[g] += in.count[k]
+		}
+	}
+	gu := make([]int64, len(in.gcap))
+	for t := 0; t < in.nT; t++ {
+		for g := range gu {
+			gu[g] = 0
+		}
+		for i := in.tOff[t]; i < in.tOff[t+1]; i++ {
+			k := in.tCls[i]
+			perClass[k] = append(perClass[k], item1D{u: in.tU[i], c: in.price[t], m: in.limit[t]})
+			if g := in.group[k]; g >= 0 {
+				gu[g] += in.tU[i]
+			}
+		}
+		for g, u := range gu {
+			if u > 0 {
+				perGroup[g] = append(perGroup[g], item1D{u: min(u, in.gcap[g]), c: in.price[t], m: in.limit[t]})
+			}
+		}
+	}
+	for k, items := range perClass {
+		best = max(best, cover1D(in.count[k], items))
+	}
+	for g, items := range perGroup {
+		best = max(best, cover1D(groupPods[g], items))
+	}
+	return best
+}
+
+// item1D is a node type in a one-dimensional cover: it holds u pods, costs c, and at most m of
+// it may be bought (0 = unlimited).
+type item1D struct {
+	u, m int64
+	c    float64
+}
+
+// cover1D is the least cost of nodes holding n pods: exact by dynamic programming over pod
+// counts when that is small, else its LP relaxation (cheapest per pod first).
+func cover1D(n int64, items []item1D) float64 {
+	if n <= 0 {
+		return 0
+	}
+	// Unlimited items: keep only those that hold more than every cheaper one.
+	var free, pieces []item1D
+	slices.SortStableFunc(items, func(a, b item1D) int {
+		if r := cmp.Compare(a.c, b.c); r != 0 {
+			return r
+		}
+		return cmp.Compare(b.u, a.u)
+	})
+	var most int64
+	for _, it := range items {
+		if it.m == 0 && it.u > most {
+			free = append(free, it)
+			most = it.u
+		}
+	}
+	for _, it := range items {
+		if it.m == 0 || it.u <= most && it.c >= cheapestHolding(free, it.u) {
+			continue
+		}
+		copies := min(it.m, (n+it.u-1)/it.u)
+		for s := int64(1); copies > 0; s *= 2 {
+			take := min(s, copies)
+			pieces = append(pieces, item1D{u: min(take*it.u, n), c: float64(take) * it.c})
+			copies -= take
+		}
+	}
+	if n*int64(len(free)+len(pieces)) > 400_000 {
+		return cover1DLP(n, items)
+	}
+	f := make([]float64, n+1)
+	for j := range f {
+		f[j] = math.Inf(1)
+	}
+	f[0] = 0
+	for _, it := range pieces {
+		for j := n; j > 0; j-- {
+			if v := f[max(j-it.u, 0)] + it.c; v < f[j] {
+				f[j] = v
+			}
+		}
+	}
+	for _, it := range free {
+		for j := int64(1); j <= n; j++ {
+			if v := f[max(j-it.u, 0)] + it.c; v < f[j] {
+				f[j] = v
+			}
+		}
+	}
+	return f[n]
+}
+
+// cheapestHolding is the price of the cheapest unlimited item holding at least u pods.
+func cheapestHolding(free []item1D, u int64) float64 {
+	for _, it := range free {
+		if it.u >= u {
+			return it.c
+		}
+	}
+	return math.Inf(1)
+}
+
+func cover1DLP(n int64, items []item1D) float64 {
+	slices.SortStableFunc(items, func(a, b item1D) int {
+		return cmp.Compare(a.c/float64(a.u), b.c/float64(b.u))
+	})
+	left, cost := float64(n), 0.0
+	for _, it := range items {
+		take := left
+		if it.m > 0 {
+			take = min(take, float64(it.m*it.u))
+		}
+		cost += take * it.c / float64(it.u)
+		if left -= take; left <= 0 {
+			return cost
+		}
+	}
+	return math.Inf(1)
+}

@@ -1,0 +1,489 @@
+package solver
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+)
+
+// class is a set of pending pods that are identical for scheduling: same namespace, labels,
+// requests, node requirements, tolerations, host ports, topology spread and pod affinity. The
+// solver places a class with counts, not pod by pod.
+type class struct {
+	index    int
+	pods     []*corev1.Pod
+	next     int // pods[:next] are placed or given up
+	placed   int
+	ns       string
+	labels   map[string]string
+	requests scheduling.Resources
+	slots    []int // the resources requests asks for
+	// alts are the required node-affinity alternatives (ORed), each with the node selector.
+	alts []scheduling.Requirements
+	// prefs are the preferred node-affinity terms, heaviest first; prefs[pref] is enforced as if
+	// required until relaxed (pref == len(prefs) when none is left).
+	prefs       []scheduling.WeightedRequirements
+	pref        int
+	tolerations []corev1.Toleration
+	hostPorts   []scheduling.HostPort
+	spreads     []*spreadTerm
+	affinity    []*affinityTerm // pod affinity, required and preferred
+	anti        []*affinityTerm // pod anti-affinity, required and preferred
+	// matches lists the topology groups whose selector selects this class's pods.
+	matches []*group
+	// invalid is set when the pod's constraints could not be read; the class is unschedulable.
+	invalid error
+	// compiled[p] holds the alternatives compiled against pool p (nil entries: incompatible),
+	// and poolReason[p] why none is compatible.
+	compiled   [][]*altInPool
+	poolReason []*Reason
+
+	// Derived state, refreshed when preferences are relaxed.
+	active        []scheduling.Requirements // alternatives with the enforced preference
+	dims          []int                     // constrained non-hostname dimensions
+	owned         []*group                  // groups of the class's required anti-affinity terms
+	selfGroups    []*group                  // groups of the class's own terms that select it
+	firmGroups    []*group                  // spread groups of the class's hard terms that select it
+	nodeSpecific  bool                      // requirements name hostnames or node names
+	sigCompat     []int8
+	eligibleCache map[int][]int
+	relaxedFrom   int // pods placed before the first relaxation (-1: never relaxed)
+	// honourMatched keeps the skew of spread groups that select the class's pods without being
+	// its own terms; it is relaxed last.
+	honourMatched bool
+}
+
+func (c *class) remaining() int { return len(c.pods) - c.next }
+
+// altInPool is one node-affinity alternative of a class compiled against one pool.
+type altInPool struct {
+	reqs  scheduling.Requirements // the alternative with the active preferred term folded in
+	types scheduling.Bitset       // pool types that allow it (requirements only)
+	// maxAlloc is the element-wise largest allocatable among types.
+	maxAlloc scheduling.Resources
+	zones    zoneMask
+	cts      ctMask
+	// residual holds the alternative's requirements on keys no type or offering decides.
+	residual scheduling.Requirements
+}
+
+// activeAlts returns the alternatives with the enforced preferred node-affinity term folded in.
+func (c *class) activeAlts() []scheduling.Requirements {
+	if c.pref >= len(c.prefs) {
+		return c.alts
+	}
+	out := make([]scheduling.Requirements, len(c.alts))
+	for i, a := range c.alts {
+		out[i] = a.Intersect(c.prefs[c.pref].Requirements)
+	}
+	return out
+}
+
+// compileClasses groups the pending pods into classes and compiles each against every pool.
+func (s *solve) compileClasses() error {
+	byKey := map[string]*class{}
+	var buf []byte
+	keys := s.selectorKeys()
+	for _, pod := range s.snap.Pods {
+		buf = classKey(buf[:0], pod, keys)
+		if c, ok := byKey[string(buf)]; ok {
+			c.pods = append(c.pods, pod)
+			continue
+		}
+		c := s.newClass(pod)
+		c.index = len(s.classes)
+		byKey[string(buf)] = c
+		s.classes = append(s.classes, c)
+	}
+	// Classes that need nodes of their own (hostname anti-affinity or spread) first, since they
+	// decide how many nodes there are; then larger pods first (GPUs, then CPU, then memory), so
+	// that small pods fill what is left.
+	// Classes with pod affinity go last: the pods they follow are then where they will be,
+	// whatever order kube-scheduler binds them in.
+	slices.SortStableFunc(s.classes, func(a, b *class) int {
+		if x := cmp.Compare(b.rigid(), a.rigid()); x != 0 {
+			return x
+		}
+		if x := cmp.Compare(min(len(a.affinity), 1), min(len(b.affinity), 1)); x != 0 {
+			return x
+		}
+		for _, r := range []int{scheduling.NvidiaGPU, scheduling.AMDGPU, scheduling.Neuron, scheduling.CPU, scheduling.Memory} {
+			if c := cmp.Compare(b.requests[r], a.requests[r]); c != 0 {
+				return c
+			}
+		}
+		return cmp.Compare(a.index, b.index)
+	})
+	return nil
+}
+
+// firmIn reports whether the class's pods count towards the least-filled domain of group g:
+// they carry one of its hard spread terms.
+func (c *class) firmIn(g *group) bool { return slices.Contains(c.firmGroups, g) }
+
+// rigid reports whether the class's own terms cap how many of its pods share a node.
+func (c *class) rigid() int {
+	for _, st := range c.spreads {
+		if st.g.dim == dimHostname && st.hard {
+			return 1
+		}
+	}
+	for _, at := range c.anti {
+		if at.g.dim == dimHostname && at.weight == 0 {
+			return 1
+		}
+	}
+	return 0
+}
+
+func (s *solve) newClass(pod *corev1.Pod) *class {
+	c := &class{pods: []*corev1.Pod{pod}, ns: pod.Namespace, labels: pod.Labels, tolerations: pod.Spec.Tolerations, relaxedFrom: -1, honourMatched: true}
+	var err error
+	if c.requests, err = scheduling.PodRequests(pod); err != nil {
+		c.invalid = err
+		return c
+	}
+	for i, r := range c.requests {
+		if r > 0 {
+			c.slots = append(c.slots, i)
+		}
+	}
+	if c.alts, err = scheduling.PodNodeRequirements(pod); err != nil {
+		c.invalid = err
+		return c
+	}
+	if c.prefs, err = scheduling.PodPreferredNodeRequirements(pod); err != nil {
+		c.invalid = err
+		return c
+	}
+	for _, a := range c.alts {
+		c.nodeSpecific = c.nodeSpecific || a.Has(corev1.LabelHostname) || a.Has(scheduling.FieldNodeName)
+	}
+	for _, w := range c.prefs {
+		c.nodeSpecific = c.nodeSpecific || w.Requirements.Has(corev1.LabelHostname) || w.Requirements.Has(scheduling.FieldNodeName)
+	}
+	c.active = c.activeAlts()
+	c.hostPorts = scheduling.PodHostPorts(pod)
+	if err := s.topo.compileTerms(c, pod); err != nil {
+		c.invalid = fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return c
+}
+
+// compileForPools compiles the class's active alternatives against every pool.
+func (s *solve) compileForPools(c *class) {
+	c.compiled = make([][]*altInPool, len(s.pools))
+	c.poolReason = make([]*Reason, len(s.pools))
+
+	alts := c.activeAlts()
+	for pi, p := range s.pools {
+		c.compiled[pi] = make([]*altInPool, len(alts))
+		if p.reason != nil {
+			c.poolReason[pi] = p.reason
+			continue
+		}
+		// A pool whose taints the class does not tolerate still compiles: its zones are domains
+		// of the class's topology spreads (kube-scheduler ignores taints there by default).
+		taint := scheduling.UntoleratedTaint(c.tolerations, p.taints)
+		var reason *Reason
+		any := false
+		for ai, alt := range alts {
+			a, r := s.compileAlt(p, c, alt)
+			if a == nil {
+				if reason == nil {
+					reason = r
+				}
+				continue
+			}
+			c.compiled[pi][ai] = a
+			any = true
+		}
+		if taint != nil {
+			c.poolReason[pi] = &Reason{Kind: ReasonTaint, NodePool: p.name(), Detail: taintString(taint)}
+			continue
+		}
+		if !any {
+			if reason == nil {
+				reason = &Reason{Kind: ReasonRequirement, NodePool: p.name()}
+			}
+			c.poolReason[pi] = reason
+			continue
+		}
+		if !s.canHold(p, c) {
+			c.poolReason[pi] = &Reason{Kind: ReasonResources, NodePool: p.name(), Detail: c.requests.String()}
+		}
+	}
+}
+
+// compileAlt compiles one alternative against a pool, or explains why it cannot hold there.
+func (s *solve) compileAlt(p *pool, c *class, alt scheduling.Requirements) (*altInPool, *Reason) {
+	a := &altInPool{reqs: alt}
+	for _, r := range alt.Items() {
+		if !s.typeKeys[r.Key] && !offeringKey(r.Key) {
+			a.residual = a.residual.Add(r)
+		}
+	}
+	if inc := scheduling.Compatible(p.residual, a.residual, scheduling.AllowUndefinedWellKnown); inc != nil {
+		return nil, &Reason{Kind: ReasonRequirement, NodePool: p.name(), Key: inc.Key, Requirement: inc.Pod.String(), Detail: inc.Node.String()}
+	}
+	types, empty := p.typeSet(alt)
+	if empty != nil {
+		return nil, &Reason{Kind: ReasonRequirement, NodePool: p.name(), Key: empty.Key, Requirement: empty.String(), Detail: "the instance types"}
+	}
+	a.types = types
+	if types.Count() == len(p.types) {
+		a.maxAlloc = p.maxAlloc
+	} else {
+		a.maxAlloc = maxAlloc(p, types)
+	}
+	zones, cts := s.offeringMasks(alt)
+	a.zones, a.cts = zones&p.zones, cts&p.cts
+	mask := offerBits(a.zones, a.cts)
+	viable := false
+	for ti := a.types.Next(0); ti >= 0; ti = a.types.Next(ti + 1) {
+		if p.types[ti].bits&mask != 0 {
+			viable = true
+			break
+		}
+	}
+	if !viable {
+		var named []string
+		for _, k := range []string{"topology.kubernetes.io/zone", "topology.k8s.aws/zone-id", "karpenter.sh/capacity-type", "karpenter.k8s.aws/capacity-reservation-id"} {
+			if r, ok := alt.Get(k); ok {
+				named = append(named, r.String())
+			}
+		}
+		return nil, &Reason{Kind: ReasonNoOffering, NodePool: p.name(), Requirement: strings.Join(named, ", ")}
+	}
+	return a, nil
+}
+
+// canHold reports whether some type of pool p, with an offer the class's alternatives allow,
+// holds at least one pod of the class.
+func (s *solve) canHold(p *pool, c *class) bool {
+	for _, a := range c.compiled[p.index] {
+		if a == nil {
+			continue
+		}
+		mask := offerBits(a.zones, a.cts)
+		for ti := a.types.Next(0); ti >= 0; ti = a.types.Next(ti + 1) {
+			t := p.types[ti]
+			if t.bits&mask != 0 && c.fit(&t.alloc) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// newPrice is the least that new claims of pool p would cost to hold n pods of the class: over
+// the types its alternatives allow, the price of as many nodes of the type as n pods need.
+func (s *solve) newPrice(p *pool, c *class, n int) float64 {
+	best := inf
+	for _, a := range c.compiled[p.index] {
+		if a == nil {
+			continue
+		}
+		mask := offerBits(a.zones, a.cts)
+		for ti := a.types.Next(0); ti >= 0; ti = a.types.Next(ti + 1) {
+			t := p.types[ti]
+			if t.offers[0].price >= best {
+				break // cheapest first: no later type costs less, even for one node
+			}
+			fit := c.fit(&t.alloc)
+			if fit == 0 || t.bits&mask == 0 {
+				continue
+			}
+			price, _, ok := s.offerPrice(p, ti, mask)
+			if !ok {
+				continue
+			}
+			best = min(best, price*float64((n+fit-1)/fit))
+		}
+	}
+	return best
+}
+
+// fitCount is how many copies of req fit in free. As in kube-scheduler, only the resources req
+// asks for are compared.
+func fitCount(req, free scheduling.Resources) int {
+	n := int64(1 << 40)
+	for i, r := range req {
+		if r > 0 {
+			n = min(n, free[i]/r)
+		}
+	}
+	return int(max(n, 0))
+}
+
+// fit is fitCount for the class's requests, over the resources it asks for only.
+func (c *class) fit(free *scheduling.Resources) int {
+	n := int64(1 << 40)
+	for _, i := range c.slots {
+		n = min(n, free[i]/c.requests[i])
+	}
+	return int(max(n, 0))
+}
+
+func taintString(t *corev1.Taint) string {
+	if t.Value == "" {
+		return fmt.Sprintf("%s:%s", t.Key, t.Effect)
+	}
+	return fmt.Sprintf("%s=%s:%s", t.Key, t.Value, t.Effect)
+}
+
+// selectorKeys collects the label keys that any topology spread or pod (anti-)affinity selector
+// of a pending or running pod looks at, matchLabelKeys and mismatchLabelKeys included.
+func (s *solve) selectorKeys() map[string]bool {
+	keys := map[string]bool{}
+	addSel := func(ls *metav1.LabelSelector) {
+		if ls == nil {
+			return
+		}
+		for k := range ls.MatchLabels {
+			keys[k] = true
+		}
+		for _, e := range ls.MatchExpressions {
+			keys[e.Key] = true
+		}
+	}
+	addTerm := func(t *corev1.PodAffinityTerm) {
+		addSel(t.LabelSelector)
+		for _, k := range t.MatchLabelKeys {
+			keys[k] = true
+		}
+		for _, k := range t.MismatchLabelKeys {
+			keys[k] = true
+		}
+	}
+	visit := func(p *corev1.Pod) {
+		for i := range p.Spec.TopologySpreadConstraints {
+			tsc := &p.Spec.TopologySpreadConstraints[i]
+			addSel(tsc.LabelSelector)
+			for _, k := range tsc.MatchLabelKeys {
+				keys[k] = true
+			}
+		}
+		aff := p.Spec.Affinity
+		if aff == nil {
+			return
+		}
+		if pa := aff.PodAffinity; pa != nil {
+			for i := range pa.RequiredDuringSchedulingIgnoredDuringExecution {
+				addTerm(&pa.RequiredDuringSchedulingIgnoredDuringExecution[i])
+			}
+			for i := range pa.PreferredDuringSchedulingIgnoredDuringExecution {
+				addTerm(&pa.PreferredDuringSchedulingIgnoredDuringExecution[i].PodAffinityTerm)
+			}
+		}
+		if pa := aff.PodAntiAffinity; pa != nil {
+			for i := range pa.RequiredDuringSchedulingIgnoredDuringExecution {
+				addTerm(&pa.RequiredDuringSchedulingIgnoredDuringExecution[i])
+			}
+			for i := range pa.PreferredDuringSchedulingIgnoredDuringExecution {
+				addTerm(&pa.PreferredDuringSchedulingIgnoredDuringExecution[i].PodAffinityTerm)
+			}
+		}
+	}
+	for _, p := range s.snap.Pods {
+		visit(p)
+	}
+	for i := range s.snap.Nodes {
+		for _, p := range s.snap.Nodes[i].Pods {
+			visit(p)
+		}
+	}
+	return keys
+}
+
+// classKey appends to buf a key that is equal for two pods exactly when they are identical for
+// scheduling. It reads only the fields scheduling depends on, so pods of one controller share a
+// key even though their names, hostnames or environment differ.
+//
+// Only the labels some selector looks at (keys) are part of the key: other labels cannot change
+// where a pod may go.
+func classKey(buf []byte, pod *corev1.Pod, keys map[string]bool) []byte {
+	str := func(s string) {
+		buf = binary.AppendUvarint(buf, uint64(len(s)))
+		buf = append(buf, s...)
+	}
+	strMap := func(m map[string]string) {
+		buf = binary.AppendUvarint(buf, uint64(len(m)))
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			str(k)
+			str(m[k])
+		}
+	}
+	resources := func(l corev1.ResourceList) {
+		buf = binary.AppendUvarint(buf, uint64(len(l)))
+		for _, k := range slices.Sorted(maps.Keys(l)) {
+			q := l[k]
+			str(string(k))
+			buf = binary.AppendVarint(buf, q.MilliValue())
+		}
+	}
+	container := func(c *corev1.Container) {
+		resources(c.Resources.Requests)
+		resources(c.Resources.Limits) // requests default to limits
+		if c.RestartPolicy != nil {
+			str(string(*c.RestartPolicy))
+		} else {
+			str("")
+		}
+		for _, p := range c.Ports {
+			if p.HostPort > 0 {
+				str(p.HostIP)
+				str(string(p.Protocol))
+				buf = binary.AppendVarint(buf, int64(p.HostPort))
+			}
+		}
+		str("|")
+	}
+	proto := func(m interface{ Marshal() ([]byte, error) }) {
+		b, err := m.Marshal()
+		if err != nil {
+			b = []byte(err.Error())
+		}
+		str(string(b))
+	}
+	spec := &pod.Spec
+	str(pod.Namespace)
+	for _, k := range slices.Sorted(maps.Keys(pod.Labels)) {
+		if keys[k] {
+			str(k)
+			str(pod.Labels[k])
+		}
+	}
+	str("|")
+	for i := range spec.InitContainers {
+		container(&spec.InitContainers[i])
+	}
+	str("||")
+	for i := range spec.Containers {
+		container(&spec.Containers[i])
+	}
+	resources(spec.Overhead)
+	if spec.Resources != nil {
+		proto(spec.Resources)
+	}
+	strMap(spec.NodeSelector)
+	if spec.Affinity != nil {
+		proto(spec.Affinity)
+	}
+	for i := range spec.Tolerations {
+		proto(&spec.Tolerations[i])
+	}
+	str("|||")
+	for i := range spec.TopologySpreadConstraints {
+		proto(&spec.TopologySpreadConstraints[i])
+	}
+	return buf
+}

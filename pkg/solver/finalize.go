@@ -1,0 +1,169 @@
+package solver
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+)
+
+// finalize decides every new claim's options and launch offering. Claims are settled in the
+// order they were opened, with reservation capacity and limits counted afresh, so the result
+// does not depend on the targets chosen on the way.
+func (s *solve) finalize() {
+	// Undo the holds taken while placing.
+	for _, cl := range s.claims {
+		if cl.resv >= 0 {
+			s.reservations[cl.resv]++
+		}
+		p := cl.pool
+		p.take(&p.types[cl.target].capacity, &scheduling.Resources{})
+	}
+	for _, cl := range s.claims {
+		out, ok := s.settle(cl)
+		if !ok {
+			for _, m := range cl.members {
+				m.c.placed -= len(m.pods)
+				for _, pod := range m.pods {
+					s.unschedulable = append(s.unschedulable, Unschedulable{Pod: pod, Reasons: []Reason{{
+						Kind: ReasonLimits, NodePool: cl.pool.name(), Detail: "no instance type that holds the claim fits in what the limits leave",
+					}}})
+				}
+			}
+			continue
+		}
+		s.out = append(s.out, out)
+	}
+}
+
+type option struct {
+	ti    int
+	price float64
+	o     *offer
+}
+
+// settle computes a claim's options (types that hold everything on it, with a usable offer in
+// its zones and capacity types, within limits), cheapest first, and takes the cheapest.
+func (s *solve) settle(cl *newClaim) (*Claim, bool) {
+	p := cl.pool
+	mask := offerBits(cl.zones, cl.cts)
+	opts := s.optBuf[:0]
+	defer func() { s.optBuf = opts[:0] }()
+	sorted := true
+	for ti := cl.types.Next(0); ti >= 0; ti = cl.types.Next(ti + 1) {
+		t := p.types[ti]
+		if !cl.used.Fits(&t.alloc) || !p.withinLimits(nil, &t.capacity) {
+			continue
+		}
+		if o := t.cheapest(mask, s.reservations); o != nil {
+			// Pool types are in price order of their cheapest offer; the claim's masks can only
+			// make an offer dearer, which is when the options need sorting again.
+			sorted = sorted && o.price == t.offers[0].price
+			opts = append(opts, option{ti: ti, price: o.price, o: o})
+		}
+	}
+	if len(opts) == 0 {
+		return nil, false
+	}
+	if !sorted {
+		slices.SortStableFunc(opts, func(a, b option) int {
+			if c := cmp.Compare(a.price, b.price); c != 0 {
+				return c
+			}
+			return strings.Compare(p.types[a.ti].it.Name, p.types[b.ti].it.Name)
+		})
+	}
+	opts = s.truncate(cl, opts)
+	launch := opts[0]
+	lt := p.types[launch.ti]
+	if launch.o.resv >= 0 {
+		s.reservations[launch.o.resv]--
+	}
+	p.take(nil, &lt.capacity)
+
+	out := &Claim{
+		NodePool:          p.name(),
+		Hostname:          s.hostname(cl.index),
+		InstanceType:      lt.it,
+		InstanceTypes:     make([]*catalog.InstanceType, len(opts)),
+		Offering:          lt.it.Offerings[launch.o.index],
+		Price:             launch.price,
+		Requests:          cl.used,
+		DaemonSetOverhead: lt.ds,
+	}
+	var bits uint64
+	for i, o := range opts {
+		t := p.types[o.ti]
+		out.InstanceTypes[i] = t.it
+		bits |= t.bits & mask
+	}
+	var zones []string
+	for z, name := range s.zones {
+		if bits>>(z*numCT)&(1<<numCT-1) != 0 {
+			zones = append(zones, name)
+		}
+	}
+	for ct, name := range ctNames {
+		for z := range s.zones {
+			if bits&(1<<(z*numCT+ct)) != 0 {
+				out.CapacityTypes = append(out.CapacityTypes, name)
+				break
+			}
+		}
+	}
+	reqs := p.reqs.Intersect(cl.residual)
+	for _, m := range cl.members {
+		reqs = reqs.Intersect(m.alt.reqs)
+	}
+	reqs = reqs.Add(scheduling.In(apisv1.LabelZone, zones...))
+	reqs = reqs.Add(scheduling.In(apisv1.CapacityTypeLabelKey, out.CapacityTypes...))
+	out.Requirements = reqs
+	out.Pods = make([]*corev1.Pod, 0, len(cl.members))
+	for _, m := range cl.members {
+		out.Pods = append(out.Pods, m.pods...)
+	}
+	return out, true
+}
+
+// truncate keeps at most MaxInstanceTypes options, but never fewer than a minValues requirement
+// of the claim needs.
+func (s *solve) truncate(cl *newClaim, opts []option) []option {
+	limit := s.opts.MaxInstanceTypes
+	if len(opts) <= limit {
+		return opts
+	}
+	p := cl.pool
+	for _, r := range p.reqs.Items() {
+		if r.MinValues == 0 {
+			continue
+		}
+		seen := map[string]bool{}
+		for i, o := range opts {
+			v, _ := p.types[o.ti].it.Label(r.Key)
+			seen[v] = true
+			if len(seen) >= r.MinValues {
+				limit = max(limit, i+1)
+				break
+			}
+		}
+	}
+	return opts[:min(limit, len(opts))]
+}
+
+// plan assembles the result.
+func (s *solve) plan() *Plan {
+	pl := &Plan{Placements: s.placements, Claims: s.out, Unschedulable: s.unschedulable}
+	for _, c := range s.out {
+		pl.Price += c.Price
+	}
+	pl.Relaxed = s.relaxed
+	if !s.opts.SkipBound {
+		pl.LowerBound = s.lowerBound()
+	}
+	return pl
+}

@@ -1,0 +1,81 @@
+package solver
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+)
+
+// MaxInstanceTypes caps the instance-type options of a new claim.
+const MaxInstanceTypes = catalog.MaxInstanceTypes
+
+// Plan is the result of a solve.
+type Plan struct {
+	// Placements put pods on existing nodes and in-flight claims (the controller nominates them).
+	Placements []Placement
+	// Claims are the new NodeClaims to create.
+	Claims []*Claim
+	// Unschedulable pods could go nowhere, each with the reasons, one per NodePool tried.
+	Unschedulable []Unschedulable
+	// Price is the total $/h of the new claims, each at the offering it would launch at.
+	Price float64
+	// LowerBound is a proven lower bound on the price of new capacity for these pods: no plan
+	// can place them for less. Price / LowerBound says how far from optimal the plan may be.
+	LowerBound float64
+	// Relaxed counts the pods placed only after dropping a preference.
+	Relaxed int
+}
+
+// Placement is a pod placed on an existing node or in-flight claim.
+type Placement struct {
+	Pod  *corev1.Pod
+	Node string
+	// InFlight is true when Node names a NodeClaim that has no node yet.
+	InFlight bool
+}
+
+// Claim is a new NodeClaim the plan would create.
+type Claim struct {
+	NodePool string
+	// Hostname is the placeholder hostname the solve used for the claim's hostname topology
+	// domain; it is unique within the plan.
+	Hostname string
+	Pods     []*corev1.Pod
+	// Requirements are the pool's, narrowed by every pod on the claim, and pinned to the zones
+	// and capacity types of the options below. NodeClaimRequirements adds the instance types.
+	Requirements scheduling.Requirements
+	// InstanceTypes are the types that can hold everything on the claim, cheapest first, at
+	// most MaxInstanceTypes.
+	InstanceTypes []*catalog.InstanceType
+	// CapacityTypes the claim may launch as.
+	CapacityTypes []string
+	// InstanceType and Offering are what it would launch as: the cheapest usable offering of
+	// its options. Price is that offering's price.
+	InstanceType *catalog.InstanceType
+	Offering     catalog.Offering
+	Price        float64
+	// Requests is what its pods ask for; DaemonSetOverhead what DaemonSets will add.
+	Requests          scheduling.Resources
+	DaemonSetOverhead scheduling.Resources
+}
+
+// NodeClaimRequirements returns the claim's requirements with the instance types pinned to its
+// options, as a NodeClaim would carry them.
+func (c *Claim) NodeClaimRequirements() scheduling.Requirements {
+	names := make([]string, len(c.InstanceTypes))
+	for i, it := range c.InstanceTypes {
+		names[i] = it.Name
+	}
+	return c.Requirements.Add(scheduling.In(apisv1.LabelInstanceType, names...))
+}
+
+// Unschedulable is a pod that could not be placed.
+type Unschedulable struct {
+	Pod     *corev1.Pod
+	Reasons []Reason
+}
+
+// Message formats the reasons for an event.
+func (u Unschedulable) Message() string { return formatReasons(u.Reasons) }

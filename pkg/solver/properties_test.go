@@ -1,0 +1,183 @@
+package solver
+
+import (
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"pgregory.net/rapid"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+)
+
+// genTypes is a small catalog: types of 1, 2, 4, 8 and 16 vCPU in zones a–c, one of them with a
+// GPU, spot and on-demand.
+func genTypes() []*catalog.InstanceType {
+	var out []*catalog.InstanceType
+	for i, vcpu := range []int64{1, 2, 4, 8, 16} {
+		for _, gpu := range []int64{0, 1} {
+			if gpu == 1 && vcpu < 4 {
+				continue
+			}
+			name := fmt.Sprintf("t%d-g%d", vcpu, gpu)
+			price := 0.05*float64(vcpu) + 0.9*float64(gpu) + 0.001*float64(i)
+			var offers []catalog.Offering
+			for _, z := range []string{"a", "b", "c"} {
+				offers = append(offers,
+					catalog.Offering{Zone: "zone-" + z, CapacityType: apisv1.CapacityTypeOnDemand, Price: price, Available: true},
+					catalog.Offering{Zone: "zone-" + z, CapacityType: apisv1.CapacityTypeSpot, Price: price * 0.4, Available: z != "c"})
+			}
+			var cap scheduling.Resources
+			cap[scheduling.CPU] = vcpu * 1000
+			cap[scheduling.Memory] = vcpu * 4 << 30
+			cap[scheduling.Pods] = 8 * vcpu
+			cap[scheduling.NvidiaGPU] = gpu
+			gpuReq := scheduling.DoesNotExist(apisv1.LabelInstanceGPUCount)
+			if gpu > 0 {
+				gpuReq = scheduling.In(apisv1.LabelInstanceGPUCount, "1")
+			}
+			reqs := scheduling.NewRequirements(
+				scheduling.In(apisv1.LabelInstanceType, name),
+				scheduling.In(apisv1.LabelInstanceCPU, fmt.Sprint(vcpu)),
+				gpuReq,
+				scheduling.In(apisv1.LabelZone, "zone-a", "zone-b", "zone-c"),
+				scheduling.In(apisv1.CapacityTypeLabelKey, apisv1.CapacityTypeSpot, apisv1.CapacityTypeOnDemand),
+			)
+			var kube scheduling.Resources
+			kube[scheduling.CPU] = 50
+			out = append(out, &catalog.InstanceType{Name: name, Requirements: reqs, Capacity: cap, Overhead: catalog.Overhead{KubeReserved: kube}, Offerings: offers})
+		}
+	}
+	return out
+}
+
+var genZones = []string{"zone-a", "zone-b", "zone-c"}
+
+func drawPod(t *rapid.T, i int) *corev1.Pod {
+	cpu := rapid.SampledFrom([]string{"100m", "500m", "1", "2", "3", "5"}).Draw(t, "cpu")
+	mem := rapid.SampledFrom([]string{"128Mi", "1Gi", "3Gi", "8Gi"}).Draw(t, "mem")
+	app := rapid.SampledFrom([]string{"a", "b", "c"}).Draw(t, "app")
+	p := pod(cpu, mem, named(fmt.Sprintf("p%d", i)), labelled("app", app))
+	sel := map[string]string{"app": app}
+	switch rapid.IntRange(0, 11).Draw(t, "kind") {
+	case 1:
+		spread(apisv1.LabelZone, int32(rapid.IntRange(1, 2).Draw(t, "skew")), corev1.DoNotSchedule, sel)(p)
+	case 2:
+		spread(apisv1.LabelHostname, 1, corev1.DoNotSchedule, sel)(p)
+	case 3:
+		antiAffinity(apisv1.LabelHostname, sel)(p)
+	case 4:
+		podAffinity(apisv1.LabelZone, sel)(p)
+	case 5:
+		nodeSelector(apisv1.LabelZone, rapid.SampledFrom(genZones).Draw(t, "zone"))(p)
+	case 6:
+		gpus(1)(p)
+		tolerate("gpu")(p)
+	case 7:
+		hostPort(int32(rapid.IntRange(80, 81).Draw(t, "port")))(p)
+	case 8:
+		antiAffinity(apisv1.LabelZone, sel)(p)
+	case 9:
+		preferredAntiAffinity(apisv1.LabelHostname, 5, sel)(p)
+		preferredNode(3, apisv1.LabelZone, rapid.SampledFrom(genZones).Draw(t, "pzone"))(p)
+	case 10:
+		spread(apisv1.LabelZone, 1, corev1.ScheduleAnyway, sel)(p)
+	}
+	return p
+}
+
+func drawSnapshot(t *rapid.T) *Snapshot {
+	its := genTypes()
+	snap := &Snapshot{}
+	nPools := rapid.IntRange(0, 3).Draw(t, "pools")
+	for i := 0; i < nPools; i++ {
+		reqs := scheduling.Requirements{}
+		if rapid.Bool().Draw(t, "zoned") {
+			reqs = reqs.Add(scheduling.In(apisv1.LabelZone, rapid.SliceOfNDistinct(rapid.SampledFrom(genZones), 1, 3, rapid.ID[string]).Draw(t, "zones")...))
+		}
+		if rapid.Bool().Draw(t, "odOnly") {
+			reqs = reqs.Add(scheduling.In(apisv1.CapacityTypeLabelKey, apisv1.CapacityTypeOnDemand))
+		}
+		np := nodePool(fmt.Sprintf("pool%d", i), its, reqs, func(p *NodePool) {
+			p.Weight = int32(rapid.IntRange(0, 2).Draw(t, "weight"))
+			if rapid.Bool().Draw(t, "tainted") {
+				p.Taints = []corev1.Taint{{Key: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+			}
+			if rapid.IntRange(0, 3).Draw(t, "limited") == 0 {
+				p.HasLimit[scheduling.CPU] = true
+				p.Limits[scheduling.CPU] = int64(rapid.IntRange(4, 40).Draw(t, "cpuLimit")) * 1000
+			}
+			if rapid.IntRange(0, 3).Draw(t, "nodeLimited") == 0 {
+				p.NodeLimit = rapid.IntRange(0, 6).Draw(t, "nodeLimit")
+			}
+		})
+		snap.NodePools = append(snap.NodePools, np)
+	}
+	nNodes := rapid.IntRange(0, 3).Draw(t, "nodes")
+	for i := 0; i < nNodes; i++ {
+		it := rapid.SampledFrom(its).Draw(t, "nodeType")
+		n := Node{
+			Name:        fmt.Sprintf("node-%d", i),
+			Labels:      map[string]string{apisv1.LabelZone: rapid.SampledFrom(genZones).Draw(t, "nodeZone"), apisv1.LabelHostname: fmt.Sprintf("node-%d", i)},
+			Allocatable: it.Allocatable(),
+			Initialized: rapid.Bool().Draw(t, "init"),
+			InFlight:    rapid.IntRange(0, 4).Draw(t, "inflight") == 0,
+		}
+		for j := rapid.IntRange(0, 2).Draw(t, "running"); j > 0; j-- {
+			n.Pods = append(n.Pods, drawPod(t, 1000+10*i+j))
+		}
+		snap.Nodes = append(snap.Nodes, n)
+	}
+	if rapid.Bool().Draw(t, "daemonset") {
+		ds := pod("200m", "256Mi")
+		ds.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+		snap.DaemonSets = []DaemonSet{{Namespace: "kube-system", Name: "agent", Pod: ds}}
+	}
+	n := rapid.IntRange(0, 25).Draw(t, "pending")
+	for i := 0; i < n; i++ {
+		snap.Pods = append(snap.Pods, drawPod(t, i))
+	}
+	return snap
+}
+
+// TestPropertyPlansAreValid: on random snapshots, every plan satisfies every hard constraint
+// (Verify), costs at least its lower bound, and is the same when solved again.
+func TestPropertyPlansAreValid(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		snap := drawSnapshot(t)
+		plan, err := Solve(snap, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Verify(snap, plan); err != nil {
+			t.Fatalf("invalid plan: %v\n%s", err, describe(plan))
+		}
+		if plan.Price < plan.LowerBound-1e-9 {
+			t.Fatalf("price %.6f below the proven bound %.6f", plan.Price, plan.LowerBound)
+		}
+		again, _ := Solve(snap, Options{})
+		if again.Price != plan.Price || len(again.Claims) != len(plan.Claims) || len(again.Unschedulable) != len(plan.Unschedulable) {
+			t.Fatalf("not deterministic")
+		}
+	})
+}
+
+// FuzzSolve drives the same property from fuzzed bytes (rapid decodes them into a snapshot):
+// no panic, no constraint violated, never below the bound.
+func FuzzSolve(f *testing.F) {
+	f.Fuzz(rapid.MakeFuzz(func(t *rapid.T) {
+		snap := drawSnapshot(t)
+		plan, err := Solve(snap, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Verify(snap, plan); err != nil {
+			t.Fatalf("invalid plan: %v\n%s", err, describe(plan))
+		}
+		if plan.Price < plan.LowerBound-1e-9 {
+			t.Fatalf("price %.6f below the proven bound %.6f", plan.Price, plan.LowerBound)
+		}
+	}))
+}

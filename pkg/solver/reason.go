@@ -1,0 +1,84 @@
+package solver
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ReasonKind names the constraint that kept a pod off a NodePool or node.
+type ReasonKind string
+
+const (
+	// ReasonNoNodePool: the snapshot has no NodePool at all.
+	ReasonNoNodePool ReasonKind = "NoNodePool"
+	// ReasonInvalidPod: the pod's scheduling constraints could not be read.
+	ReasonInvalidPod ReasonKind = "InvalidPod"
+	// ReasonRequirement: a pod requirement cannot hold on the pool (Key and Requirement say which).
+	ReasonRequirement ReasonKind = "Requirement"
+	// ReasonNoOffering: the pool's and pod's requirements together leave no instance type with an
+	// offering to buy.
+	ReasonNoOffering ReasonKind = "NoOffering"
+	// ReasonTaint: the pod does not tolerate a taint of the pool.
+	ReasonTaint ReasonKind = "Taint"
+	// ReasonResources: no instance type of the pool is large enough for the pod.
+	ReasonResources ReasonKind = "Resources"
+	// ReasonLimits: the pool's limits leave no room.
+	ReasonLimits ReasonKind = "Limits"
+	// ReasonTopology: topology spread, pod affinity or anti-affinity leave no domain.
+	ReasonTopology ReasonKind = "Topology"
+	// ReasonHostPort: a host port is taken wherever the pod could go.
+	ReasonHostPort ReasonKind = "HostPort"
+)
+
+// Reason explains, as data, why a pod cannot go to a NodePool.
+type Reason struct {
+	Kind     ReasonKind
+	NodePool string
+	// Key and Requirement name the label constraint, for ReasonRequirement and ReasonNoOffering.
+	Key         string
+	Requirement string
+	// Detail carries the rest (the taint, the resource, the topology term) in words.
+	Detail string
+}
+
+func (r Reason) String() string {
+	pool := ""
+	if r.NodePool != "" {
+		pool = " of nodepool " + r.NodePool
+	}
+	switch r.Kind {
+	case ReasonNoNodePool:
+		return "no nodepool exists"
+	case ReasonRequirement:
+		if r.Detail != "" {
+			return fmt.Sprintf("requirement %s is incompatible with %s%s", r.Requirement, r.Detail, pool)
+		}
+		return fmt.Sprintf("requirement %s is incompatible with the requirements%s", r.Requirement, pool)
+	case ReasonNoOffering:
+		if r.Requirement != "" {
+			return fmt.Sprintf("requirement %s matches no offering%s", r.Requirement, pool)
+		}
+		return fmt.Sprintf("no instance type with an available offering%s matches the pod's requirements", pool)
+	case ReasonTaint:
+		return fmt.Sprintf("pod does not tolerate taint %s%s", r.Detail, pool)
+	case ReasonResources:
+		return fmt.Sprintf("no instance type%s has room for %s", pool, r.Detail)
+	case ReasonLimits:
+		return fmt.Sprintf("limits%s would be exceeded: %s", pool, r.Detail)
+	case ReasonTopology:
+		return fmt.Sprintf("%s%s", r.Detail, pool)
+	case ReasonHostPort:
+		return fmt.Sprintf("host port %s is taken%s", r.Detail, pool)
+	case ReasonInvalidPod:
+		return "invalid scheduling constraints: " + r.Detail
+	}
+	return fmt.Sprintf("%s: %s%s", r.Kind, r.Detail, pool)
+}
+
+func formatReasons(rs []Reason) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = r.String()
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,237 @@
+package solver
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+)
+
+// Options tune a solve.
+type Options struct {
+	// SkipBound leaves Plan.LowerBound at 0 (the disruption loop's inner simulations do not need it).
+	SkipBound bool
+	// BoundIterations caps the column generation of the lower bound (0: the bound package's default).
+	BoundIterations int
+	// MaxInstanceTypes caps the options of each new claim (0: MaxInstanceTypes).
+	MaxInstanceTypes int
+	// ExcludeNodes lists nodes to treat as gone (the disruption loop's candidates).
+	ExcludeNodes []string
+	// HostnamePrefix names the placeholder hostnames of new claims ("" : "tenon-claim-").
+	HostnamePrefix string
+}
+
+// solve holds the compiled state of one Solve.
+type solve struct {
+	snap *Snapshot
+	opts Options
+
+	zones     []string // zone names by index
+	zoneIDs   []string
+	zoneIndex map[string]int // by zone name and zone ID
+	typeKeys  map[string]bool
+
+	daemons []daemon
+	pools   []*pool
+	// reservations holds the capacity left per reservation (by index), counted down as claims
+	// take it; reservationIndex maps "type/offering ID/zone" to an index.
+	reservations     []int
+	reservationsInit []int
+	reservationIndex map[string]int
+
+	classes []*class
+	topo    *topology
+	targets []*target // existing nodes and in-flight claims, in the order they are tried
+	claims  []*newClaim
+	cidx    claimIndex
+	// demand[p] is what the pods not yet placed that pool p could hold ask for.
+	demand []scheduling.Resources
+	// room[p] is the free room of the claims of pool p opened so far, openClaims[p] their number.
+	room       []scheduling.Resources
+	openClaims []int
+
+	dry         bool // probing: evaluate placements without making them
+	force       bool // grow claims whatever it costs (no new claim can be opened)
+	grow        bool // let claims grow to larger types (second pass over open claims)
+	scratchBits scheduling.Bitset
+	optBuf      []option
+
+	out           []*Claim
+	placements    []Placement
+	unschedulable []Unschedulable
+	relaxed       int
+}
+
+type daemon struct {
+	requests    scheduling.Resources
+	tolerations []corev1.Toleration
+	alts        []scheduling.Requirements
+}
+
+// Solve places the snapshot's pending pods and returns the plan. It is deterministic: the same
+// snapshot and options give the same plan. It fails only on snapshots it cannot represent (more
+// zones than it indexes); a pod it cannot place is reported in Plan.Unschedulable.
+func Solve(snap *Snapshot, opts Options) (*Plan, error) {
+	s, err := newSolve(snap, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.run()
+	return s.plan(), nil
+}
+
+func newSolve(snap *Snapshot, opts Options) (*solve, error) {
+	if opts.MaxInstanceTypes <= 0 {
+		opts.MaxInstanceTypes = MaxInstanceTypes
+	}
+	if opts.HostnamePrefix == "" {
+		opts.HostnamePrefix = "tenon-claim-"
+	}
+	s := &solve{snap: snap, opts: opts, zoneIndex: map[string]int{}, typeKeys: map[string]bool{}, reservationIndex: map[string]int{}}
+	if err := s.indexZones(); err != nil {
+		return nil, err
+	}
+	for i := range snap.DaemonSets {
+		d := &snap.DaemonSets[i]
+		if d.Pod == nil {
+			continue
+		}
+		req, err := scheduling.PodRequests(d.Pod)
+		if err != nil {
+			continue
+		}
+		req[scheduling.Pods] = 1
+		alts, err := scheduling.PodNodeRequirements(d.Pod)
+		if err != nil {
+			continue
+		}
+		s.daemons = append(s.daemons, daemon{requests: req, tolerations: d.Pod.Spec.Tolerations, alts: alts})
+	}
+	pools := slices.Clone(snap.NodePools)
+	slices.SortStableFunc(pools, func(a, b NodePool) int {
+		if c := cmp.Compare(b.Weight, a.Weight); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	for i := range pools {
+		s.pools = append(s.pools, s.compilePool(i, &pools[i]))
+	}
+	s.topo = newTopology(s)
+	s.compileTargets()
+	if err := s.compileClasses(); err != nil {
+		return nil, err
+	}
+	s.registerExisting()
+	for _, c := range s.classes {
+		if c.invalid == nil {
+			s.compileForPools(c)
+			s.topo.attach(c)
+		}
+	}
+	s.countExisting()
+	s.demand = make([]scheduling.Resources, len(s.pools))
+	s.room = make([]scheduling.Resources, len(s.pools))
+	s.openClaims = make([]int, len(s.pools))
+	for _, c := range s.classes {
+		if c.invalid != nil {
+			continue
+		}
+		for pi := range s.pools {
+			if c.poolReason[pi] == nil {
+				s.demand[pi] = s.demand[pi].Add(c.requests.Scale(int64(len(c.pods))))
+			}
+		}
+	}
+	s.reservationsInit = append([]int(nil), s.reservations...)
+	return s, nil
+}
+
+// indexZones numbers every zone the snapshot mentions, and collects the label keys instance
+// types decide.
+func (s *solve) indexZones() error {
+	add := func(name, id string) error {
+		if name == "" {
+			return nil
+		}
+		if i, ok := s.zoneIndex[name]; ok {
+			if id != "" && s.zoneIDs[i] == "" {
+				s.zoneIDs[i] = id
+				s.zoneIndex[id] = i
+			}
+			return nil
+		}
+		if len(s.zones) == maxZones {
+			return fmt.Errorf("the snapshot spans more than %d zones", maxZones)
+		}
+		s.zoneIndex[name] = len(s.zones)
+		if id != "" {
+			s.zoneIndex[id] = len(s.zones)
+		}
+		s.zones = append(s.zones, name)
+		s.zoneIDs = append(s.zoneIDs, id)
+		return nil
+	}
+	var names []string
+	ids := map[string]string{}
+	seen := map[*catalog.InstanceType]bool{}
+	for i := range s.snap.NodePools {
+		for _, it := range s.snap.NodePools[i].InstanceTypes {
+			if seen[it] {
+				continue
+			}
+			seen[it] = true
+			for _, r := range it.Requirements.Items() {
+				if !offeringKey(r.Key) {
+					s.typeKeys[r.Key] = true
+				}
+			}
+			for oi := range it.Offerings {
+				o := &it.Offerings[oi]
+				if _, ok := ids[o.Zone]; !ok {
+					names = append(names, o.Zone)
+				}
+				if o.ZoneID != "" {
+					ids[o.Zone] = o.ZoneID
+				} else if _, ok := ids[o.Zone]; !ok {
+					ids[o.Zone] = ""
+				}
+			}
+		}
+	}
+	for i := range s.snap.Nodes {
+		if z := s.snap.Nodes[i].Labels[apisv1.LabelZone]; z != "" {
+			if _, ok := ids[z]; !ok {
+				names = append(names, z)
+				ids[z] = s.snap.Nodes[i].Labels[apisv1.LabelTopologyZoneID]
+			}
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	for _, n := range names {
+		if err := add(n, ids[n]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reservation returns the index of a reserved offering's capacity counter.
+func (s *solve) reservation(typeName string, o *catalog.Offering) int {
+	key := typeName + "/" + o.ReservationID + "/" + o.Zone
+	if i, ok := s.reservationIndex[key]; ok {
+		return i
+	}
+	s.reservationIndex[key] = len(s.reservations)
+	s.reservations = append(s.reservations, o.ReservationCapacity)
+	return len(s.reservations) - 1
+}
+
+func (s *solve) hostname(i int) string { return s.opts.HostnamePrefix + strconv.Itoa(i) }

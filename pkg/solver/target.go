@@ -1,0 +1,183 @@
+package solver
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+)
+
+// target is an existing node or an in-flight claim that pods may be placed on.
+type target struct {
+	host   int // hostname domain; also the index in solve.targets
+	node   *Node
+	free   scheduling.Resources
+	free0  scheduling.Resources // free room before this solve placed anything
+	ports  []scheduling.HostPort
+	labels map[string]string
+	// sig identifies nodes identical for requirement and taint checks (labels but the hostname,
+	// and taints), so a class is checked once per signature.
+	sig int
+}
+
+// domain returns the node's domain in dimension d.
+func (t *target) domain(s *solve, d int) int {
+	if d == dimHostname {
+		return t.host
+	}
+	return s.topo.domainOfLabels(d, t.labels)
+}
+
+// compileTargets turns the snapshot's nodes into targets, in the order they are tried:
+// initialized nodes, then uninitialized ones, then in-flight claims, each by name.
+func (s *solve) compileTargets() {
+	excluded := map[string]bool{}
+	for _, n := range s.opts.ExcludeNodes {
+		excluded[n] = true
+	}
+	nodes := make([]*Node, 0, len(s.snap.Nodes))
+	for i := range s.snap.Nodes {
+		n := &s.snap.Nodes[i]
+		if n.MarkedForDeletion || excluded[n.Name] {
+			continue
+		}
+		nodes = append(nodes, n)
+	}
+	rank := func(n *Node) int {
+		switch {
+		case n.InFlight:
+			return 2
+		case !n.Initialized:
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(nodes, func(a, b *Node) int {
+		if c := cmp.Compare(rank(a), rank(b)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	sigs := map[string]int{}
+	for _, n := range nodes {
+		t := &target{host: len(s.targets), node: n, labels: n.Labels, free: n.Allocatable}
+		if t.labels == nil {
+			t.labels = map[string]string{}
+		}
+		t.labels = maps.Clone(t.labels)
+		t.labels[scheduling.FieldNodeName] = n.Name
+		present := map[string]bool{}
+		for _, p := range n.Pods {
+			if req, err := scheduling.PodRequests(p); err == nil {
+				t.free = t.free.Sub(req)
+			}
+			t.ports = append(t.ports, scheduling.PodHostPorts(p)...)
+			if ref := daemonSetOwner(p); ref != "" {
+				present[p.Namespace+"/"+ref] = true
+			}
+		}
+		// DaemonSets that would land on the node but have no pod there yet.
+		for i := range s.snap.DaemonSets {
+			d := &s.snap.DaemonSets[i]
+			if present[d.Namespace+"/"+d.Name] || d.Pod == nil {
+				continue
+			}
+			if s.daemonFits(d.Pod, t.labels, n.Taints) {
+				if req, err := scheduling.PodRequests(d.Pod); err == nil {
+					t.free = t.free.Sub(req)
+				}
+			}
+		}
+		t.free0 = t.free
+		t.sig = nodeSignature(sigs, n)
+		s.targets = append(s.targets, t)
+	}
+}
+
+func daemonSetOwner(p *corev1.Pod) string {
+	for _, r := range p.OwnerReferences {
+		if r.Kind == "DaemonSet" {
+			return r.Name
+		}
+	}
+	return ""
+}
+
+func (s *solve) daemonFits(pod *corev1.Pod, lbls map[string]string, taints []corev1.Taint) bool {
+	if scheduling.UntoleratedTaint(pod.Spec.Tolerations, taints) != nil {
+		return false
+	}
+	alts, err := scheduling.PodNodeRequirements(pod)
+	if err != nil {
+		return false
+	}
+	for _, a := range alts {
+		if a.Matches(lbls) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// nodeSignature numbers nodes by their labels (but the hostname and name) and taints.
+func nodeSignature(sigs map[string]int, n *Node) int {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(n.Labels)) {
+		if k == corev1.LabelHostname {
+			continue
+		}
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(n.Labels[k])
+		b.WriteByte(0)
+	}
+	b.WriteByte(1)
+	for _, t := range n.Taints {
+		b.WriteString(taintString(&t))
+		b.WriteByte(0)
+	}
+	key := b.String()
+	if i, ok := sigs[key]; ok {
+		return i
+	}
+	sigs[key] = len(sigs)
+	return len(sigs) - 1
+}
+
+// countExisting adds the pods on every target to the topology groups.
+func (s *solve) countExisting() {
+	for _, t := range s.targets {
+		for _, p := range t.node.Pods {
+			s.topo.countPod(p, func(d int) int { return t.domain(s, d) })
+		}
+	}
+}
+
+// registerExisting creates the groups of the required anti-affinity terms of running pods, so
+// that pending classes learn that those pods repel them.
+func (s *solve) registerExisting() {
+	for _, t := range s.targets {
+		for _, p := range t.node.Pods {
+			aff := p.Spec.Affinity
+			if aff == nil || aff.PodAntiAffinity == nil {
+				continue
+			}
+			for i := range aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+				term := &aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[i]
+				sel, err := affinitySelector(term, p.Labels)
+				if err != nil || term.TopologyKey == "" {
+					continue
+				}
+				ns, nsSel, err := termNamespaces(term, p.Namespace)
+				if err != nil {
+					continue
+				}
+				s.topo.group(kindAnti, term.TopologyKey, ns, nsSel, sel)
+			}
+		}
+	}
+}

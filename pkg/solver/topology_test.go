@@ -1,0 +1,194 @@
+package solver
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+)
+
+func zoneCounts(plan *Plan) map[string]int {
+	out := map[string]int{}
+	for _, c := range plan.Claims {
+		out[c.Offering.Zone] += len(c.Pods)
+	}
+	return out
+}
+
+func smallPool(t *testing.T, zones ...string) NodePool {
+	reqs := onDemand()
+	if len(zones) > 0 {
+		reqs = reqs.Add(scheduling.In(apisv1.LabelZone, zones...))
+	}
+	return nodePool("default", types(t, "m5.large", "m5.xlarge", "m5.2xlarge", "m5.4xlarge"), reqs)
+}
+
+func TestZonalSpread(t *testing.T) {
+	sel := map[string]string{"app": "web"}
+	plan := solveOK(t, &Snapshot{
+		NodePools: []NodePool{smallPool(t, "us-east-1a", "us-east-1b", "us-east-1c")},
+		Pods:      pods(7, "500m", "512Mi", labelled("app", "web"), spread(apisv1.LabelZone, 1, corev1.DoNotSchedule, sel)),
+	})
+	counts := zoneCounts(plan)
+	if len(counts) != 3 {
+		t.Fatalf("want pods in three zones, got %v", counts)
+	}
+	for z, n := range counts {
+		if n < 2 || n > 3 {
+			t.Errorf("zone %s has %d pods; 7 pods over 3 zones with maxSkew 1 means 2 or 3 each", z, n)
+		}
+	}
+}
+
+func TestZonalSpreadCountsExistingPods(t *testing.T) {
+	sel := map[string]string{"app": "web"}
+	its := types(t, "m5.xlarge")
+	existing := pods(2, "500m", "512Mi", labelled("app", "web"))
+	node := Node{Name: "full-a", Initialized: true, Allocatable: scheduling.Resources{}, Labels: map[string]string{apisv1.LabelZone: "us-east-1a"}, Pods: existing}
+	node.Allocatable[scheduling.CPU] = 1000 // full: no room for more
+	node.Allocatable[scheduling.Memory] = 1 << 30
+	node.Allocatable[scheduling.Pods] = 2
+	plan := solveOK(t, &Snapshot{
+		NodePools: []NodePool{nodePool("default", its, onDemand(scheduling.In(apisv1.LabelZone, "us-east-1a", "us-east-1b", "us-east-1c")))},
+		Nodes:     []Node{node},
+		Pods:      pods(4, "500m", "512Mi", labelled("app", "web"), spread(apisv1.LabelZone, 1, corev1.DoNotSchedule, sel)),
+	})
+	counts := zoneCounts(plan)
+	// Zone a already has two: the four new pods go two to b and two to c.
+	if counts["us-east-1a"] != 0 || counts["us-east-1b"] != 2 || counts["us-east-1c"] != 2 {
+		t.Fatalf("counts %v", counts)
+	}
+}
+
+func TestHostnameAntiAffinityOnePerNode(t *testing.T) {
+	sel := map[string]string{"app": "db"}
+	plan := solveOK(t, &Snapshot{
+		NodePools: []NodePool{smallPool(t)},
+		Pods: append(pods(4, "500m", "512Mi", labelled("app", "db"), antiAffinity(apisv1.LabelHostname, sel)),
+			pods(8, "250m", "256Mi")...),
+	})
+	if len(plan.Claims) != 4 {
+		t.Fatalf("want 4 claims (one db pod each, other pods sharing them), got %s", describe(plan))
+	}
+	for _, c := range plan.Claims {
+		db := 0
+		for _, p := range c.Pods {
+			if p.Labels["app"] == "db" {
+				db++
+			}
+		}
+		if db != 1 {
+			t.Errorf("claim %s holds %d db pods", c.Hostname, db)
+		}
+	}
+}
+
+func TestInverseAntiAffinityFromRunningPods(t *testing.T) {
+	its := types(t, "m5.xlarge")
+	guard := pod("100m", "128Mi", labelled("app", "guard"), antiAffinity(apisv1.LabelZone, map[string]string{"app": "web"}))
+	alloc := its[0].Allocatable()
+	nodes := []Node{
+		{Name: "a", Initialized: true, Allocatable: alloc, Labels: map[string]string{apisv1.LabelZone: "us-east-1a"}, Pods: []*corev1.Pod{guard}},
+		{Name: "b", Initialized: true, Allocatable: alloc, Labels: map[string]string{apisv1.LabelZone: "us-east-1b"}},
+	}
+	plan := solveOK(t, &Snapshot{
+		NodePools: []NodePool{nodePool("default", its, onDemand(scheduling.In(apisv1.LabelZone, "us-east-1a", "us-east-1b")))},
+		Nodes:     nodes,
+		Pods:      pods(3, "500m", "512Mi", labelled("app", "web")),
+	})
+	for _, p := range plan.Placements {
+		if p.Node == "a" {
+			t.Errorf("pod %s placed in zone a, where a running pod's anti-affinity repels it", p.Pod.Name)
+		}
+	}
+	if len(plan.Placements) != 3 {
+		t.Errorf("node b has room for all three: %+v %s", plan.Placements, describe(plan))
+	}
+}
+
+func TestZonalSelfAffinityOneZone(t *testing.T) {
+	sel := map[string]string{"app": "cache"}
+	plan := solveOK(t, &Snapshot{
+		NodePools: []NodePool{smallPool(t, "us-east-1a", "us-east-1b", "us-east-1c")},
+		Pods:      pods(20, "1", "1Gi", labelled("app", "cache"), podAffinity(apisv1.LabelZone, sel)),
+	})
+	if counts := zoneCounts(plan); len(counts) != 1 {
+		t.Fatalf("self-affine pods must share one zone, got %v", counts)
+	}
+}
+
+func TestAffinityToMissingPodsIsUnschedulable(t *testing.T) {
+	plan := solveOK(t, &Snapshot{
+		NodePools: []NodePool{smallPool(t)},
+		Pods:      []*corev1.Pod{pod("1", "1Gi", podAffinity(apisv1.LabelZone, map[string]string{"app": "nowhere"}))},
+	})
+	if len(plan.Unschedulable) != 1 || plan.Unschedulable[0].Reasons[0].Kind != ReasonTopology {
+		t.Fatalf("want a topology reason, got %s", describe(plan))
+	}
+}
+
+func TestHostnameSpreadMaxSkew2(t *testing.T) {
+	sel := map[string]string{"app": "api"}
+	plan := solveOK(t, &Snapshot{
+		NodePools: []NodePool{smallPool(t)},
+		Pods:      pods(6, "250m", "256Mi", labelled("app", "api"), spread(apisv1.LabelHostname, 2, corev1.DoNotSchedule, sel)),
+	})
+	if len(plan.Claims) != 3 {
+		t.Fatalf("6 pods with hostname maxSkew 2: want 3 nodes, got %s", describe(plan))
+	}
+}
+
+func TestScheduleAnywaySpreadRelaxes(t *testing.T) {
+	sel := map[string]string{"app": "batch"}
+	// Only one zone can be bought: a DoNotSchedule spread over zones would still be satisfiable
+	// (one domain), so use minDomains to make it fail, and ScheduleAnyway to allow relaxing.
+	p := func() *corev1.Pod {
+		pd := pod("500m", "512Mi", labelled("app", "batch"), spread(apisv1.LabelZone, 1, corev1.ScheduleAnyway, sel))
+		pd.Spec.TopologySpreadConstraints[0].MinDomains = ptr.To[int32](3)
+		return pd
+	}
+	var ps []*corev1.Pod
+	for i := 0; i < 4; i++ {
+		ps = append(ps, p())
+	}
+	plan := solveOK(t, &Snapshot{NodePools: []NodePool{smallPool(t, "us-east-1a")}, Pods: ps})
+	if len(plan.Unschedulable) != 0 || plan.Relaxed == 0 {
+		t.Fatalf("ScheduleAnyway must relax rather than block: relaxed %d, %s", plan.Relaxed, describe(plan))
+	}
+}
+
+func TestPreferredNodeAffinityHonouredWhenPossible(t *testing.T) {
+	plan := solveOK(t, &Snapshot{
+		NodePools: []NodePool{smallPool(t, "us-east-1a", "us-east-1b")},
+		Pods:      pods(3, "500m", "512Mi", preferredNode(10, apisv1.LabelZone, "us-east-1b")),
+	})
+	if counts := zoneCounts(plan); counts["us-east-1b"] != 3 || plan.Relaxed != 0 {
+		t.Fatalf("preference must be honoured when it can be: %v relaxed %d", counts, plan.Relaxed)
+	}
+	plan = solveOK(t, &Snapshot{
+		NodePools: []NodePool{smallPool(t, "us-east-1a")},
+		Pods:      pods(3, "500m", "512Mi", preferredNode(10, apisv1.LabelZone, "us-east-1b")),
+	})
+	if len(plan.Unschedulable) != 0 || plan.Relaxed != 3 {
+		t.Fatalf("an impossible preference is dropped: relaxed %d, %s", plan.Relaxed, describe(plan))
+	}
+}
+
+func TestPreferencesRespectedAtScale(t *testing.T) {
+	sel := map[string]string{"app": "prefs"}
+	plan := solveOK(t, &Snapshot{
+		NodePools: []NodePool{smallPool(t, "us-east-1a", "us-east-1b", "us-east-1c")},
+		Pods: pods(30, "500m", "512Mi", labelled("app", "prefs"),
+			preferredNode(1, apisv1.LabelZone, "us-east-1a"),
+			preferredAntiAffinity(apisv1.LabelZone, 10, sel),
+			preferredAntiAffinity(apisv1.LabelHostname, 1, sel)),
+	})
+	// The zone anti-affinity cannot hold for 30 pods: it is dropped, and the node affinity
+	// (zone a) and hostname anti-affinity (one pod per node) stay.
+	if counts := zoneCounts(plan); counts["us-east-1a"] != 30 || len(plan.Claims) != 30 {
+		t.Fatalf("counts %v claims %d", counts, len(plan.Claims))
+	}
+}

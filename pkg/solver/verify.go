@@ -1,0 +1,471 @@
+package solver
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+)
+
+// Verify checks a plan against every hard constraint, independently of how Solve works: each
+// pending pod is accounted for exactly once; every pod fits its node (allocatable, DaemonSet
+// overhead, host ports) and every option of its claim; its required node affinity, tolerations,
+// required pod affinity and anti-affinity (both directions) and DoNotSchedule topology spread
+// hold in the final placement; limits and reservations are respected. It is the reference the
+// solver is tested against; it is slow and simple on purpose.
+func Verify(snap *Snapshot, plan *Plan) error {
+	v := &verifier{snap: snap, plan: plan}
+	return v.run()
+}
+
+type vnode struct {
+	name     string
+	labels   map[string]string
+	taints   []corev1.Taint
+	free     scheduling.Resources
+	ports    []scheduling.HostPort
+	pods     []*corev1.Pod // running and placed
+	existing bool
+	lenient  bool // uninitialized or in flight: ephemeral taints do not count
+}
+
+type verifier struct {
+	pendingSet map[*corev1.Pod]bool
+	snap       *Snapshot
+	plan       *Plan
+	nodes      []*vnode
+	errs       []error
+}
+
+func (v *verifier) fail(format string, args ...any) {
+	if len(v.errs) < 20 {
+		v.errs = append(v.errs, fmt.Errorf(format, args...))
+	}
+}
+
+func (v *verifier) run() error {
+	v.accounting()
+	pools := map[string]*NodePool{}
+	for i := range v.snap.NodePools {
+		pools[v.snap.NodePools[i].Name] = &v.snap.NodePools[i]
+	}
+	byName := map[string]*vnode{}
+	for i := range v.snap.Nodes {
+		n := &v.snap.Nodes[i]
+		if n.MarkedForDeletion {
+			continue
+		}
+		vn := &vnode{name: n.Name, labels: n.Labels, taints: n.Taints, free: n.Allocatable, existing: true, lenient: !n.Initialized || n.InFlight}
+		for _, p := range n.Pods {
+			req, _ := scheduling.PodRequests(p)
+			vn.free = vn.free.Sub(req)
+			vn.ports = append(vn.ports, scheduling.PodHostPorts(p)...)
+			vn.pods = append(vn.pods, p)
+		}
+		byName[n.Name] = vn
+		v.nodes = append(v.nodes, vn)
+	}
+	placed := map[*corev1.Pod]*vnode{}
+	for _, pl := range v.plan.Placements {
+		vn, ok := byName[pl.Node]
+		if !ok {
+			v.fail("pod %s placed on unknown or deleting node %s", pl.Pod.Name, pl.Node)
+			continue
+		}
+		v.add(vn, pl.Pod)
+		placed[pl.Pod] = vn
+	}
+	used := map[string]scheduling.Resources{}
+	launches := map[string]int{}
+	for _, c := range v.plan.Claims {
+		np, ok := pools[c.NodePool]
+		if !ok {
+			v.fail("claim %s names unknown nodepool %s", c.Hostname, c.NodePool)
+			continue
+		}
+		v.claim(np, c, placed)
+		used[c.NodePool] = used[c.NodePool].Add(c.InstanceType.Capacity)
+		if c.Offering.CapacityType == apisv1.CapacityTypeReserved {
+			launches[c.InstanceType.Name+"/"+c.Offering.ReservationID+"/"+c.Offering.Zone]++
+			if launches[c.InstanceType.Name+"/"+c.Offering.ReservationID+"/"+c.Offering.Zone] > c.Offering.ReservationCapacity {
+				v.fail("reservation %s in %s oversubscribed", c.Offering.ReservationID, c.Offering.Zone)
+			}
+		}
+	}
+	for name, u := range used {
+		np := pools[name]
+		for i, lim := range np.HasLimit {
+			if lim && np.Usage[i]+u[i] > np.Limits[i] {
+				v.fail("nodepool %s exceeds its limit on %s", name, scheduling.ResourceNameAt(i))
+			}
+		}
+		if np.NodeLimit >= 0 {
+			n := 0
+			for _, c := range v.plan.Claims {
+				if c.NodePool == name {
+					n++
+				}
+			}
+			if np.Nodes+n > np.NodeLimit {
+				v.fail("nodepool %s exceeds its node limit", name)
+			}
+		}
+	}
+	for _, vn := range v.nodes {
+		for _, p := range vn.pods {
+			if placed[p] == vn || v.pending(p) {
+				v.inter(vn, p)
+			}
+		}
+	}
+	return errors.Join(v.errs...)
+}
+
+func (v *verifier) pending(p *corev1.Pod) bool {
+	if v.pendingSet == nil {
+		v.pendingSet = map[*corev1.Pod]bool{}
+		for _, q := range v.snap.Pods {
+			v.pendingSet[q] = true
+		}
+	}
+	return v.pendingSet[p]
+}
+
+// accounting checks that every pending pod appears exactly once in the plan.
+func (v *verifier) accounting() {
+	seen := map[*corev1.Pod]int{}
+	for _, p := range v.plan.Placements {
+		seen[p.Pod]++
+	}
+	for _, c := range v.plan.Claims {
+		for _, p := range c.Pods {
+			seen[p]++
+		}
+	}
+	for _, u := range v.plan.Unschedulable {
+		seen[u.Pod]++
+		if len(u.Reasons) == 0 {
+			v.fail("unschedulable pod %s has no reason", u.Pod.Name)
+		}
+	}
+	for _, p := range v.snap.Pods {
+		if seen[p] != 1 {
+			v.fail("pod %s appears %d times in the plan", p.Name, seen[p])
+		}
+		delete(seen, p)
+	}
+	for p := range seen {
+		v.fail("plan mentions pod %s that is not pending", p.Name)
+	}
+}
+
+// add places a pod on a node and checks resources, ports, requirements and taints.
+func (v *verifier) add(vn *vnode, p *corev1.Pod) {
+	req, err := scheduling.PodRequests(p)
+	if err != nil {
+		v.fail("%v", err)
+		return
+	}
+	vn.free = vn.free.Sub(req)
+	for i, r := range req {
+		// As kube-scheduler does, only what the pod asks for is compared.
+		if r > 0 && vn.free[i] < 0 {
+			v.fail("node %s over capacity in %s after pod %s", vn.name, scheduling.ResourceNameAt(i), p.Name)
+		}
+	}
+	ports := scheduling.PodHostPorts(p)
+	if hp, clash := scheduling.HostPortConflict(vn.ports, ports); clash {
+		v.fail("pod %s host port %s clashes on %s", p.Name, hp, vn.name)
+	}
+	vn.ports = append(vn.ports, ports...)
+	lbls := maps.Clone(vn.labels)
+	if lbls == nil {
+		lbls = map[string]string{}
+	}
+	if vn.existing {
+		lbls[scheduling.FieldNodeName] = vn.name
+	}
+	alts, err := scheduling.PodNodeRequirements(p)
+	if err != nil {
+		v.fail("%v", err)
+		return
+	}
+	ok := false
+	for _, a := range alts {
+		ok = ok || a.Matches(lbls) == nil
+	}
+	if !ok {
+		v.fail("pod %s node affinity does not match node %s (%v)", p.Name, vn.name, vn.labels)
+	}
+	taints := vn.taints
+	if vn.lenient {
+		taints = nil
+		for _, t := range vn.taints {
+			if !ephemeralTaints[t.Key] {
+				taints = append(taints, t)
+			}
+		}
+	}
+	if t := scheduling.UntoleratedTaint(p.Spec.Tolerations, taints); t != nil {
+		v.fail("pod %s does not tolerate %s on %s", p.Name, taintString(t), vn.name)
+	}
+	vn.pods = append(vn.pods, p)
+}
+
+// claim checks a new claim: its launch type and every option hold its pods with DaemonSet
+// overhead, and its pods' requirements hold on the node it would launch.
+func (v *verifier) claim(np *NodePool, c *Claim, placed map[*corev1.Pod]*vnode) {
+	if c.InstanceType == nil || len(c.InstanceTypes) == 0 || c.InstanceTypes[0] != c.InstanceType {
+		v.fail("claim %s must launch its first (cheapest) option", c.Hostname)
+		return
+	}
+	var total scheduling.Resources
+	for _, p := range c.Pods {
+		req, _ := scheduling.PodRequests(p)
+		total = total.Add(req)
+	}
+	for _, it := range c.InstanceTypes {
+		ds := v.daemonOverhead(np, it)
+		if need := total.Add(ds); !need.FitsIn(it.Allocatable()) {
+			v.fail("claim %s option %s cannot hold its pods (%s + daemonsets %s > %s)", c.Hostname, it.Name, total, ds, it.Allocatable())
+		}
+	}
+	if inc := scheduling.Compatible(c.InstanceType.Requirements, c.Requirements, func(string) bool { return true }); inc != nil {
+		v.fail("claim %s requirements exclude its own launch type: %v", c.Hostname, inc)
+	}
+	if !c.Offering.Usable() && c.Offering.CapacityType != apisv1.CapacityTypeReserved {
+		v.fail("claim %s launches an unusable offering", c.Hostname)
+	}
+	if inc := c.Requirements.Matches(c.Offering.Labels()); inc != nil {
+		if r, ok := c.Requirements.Get(inc.Key); ok && !r.Has(inc.Pod.Any()) {
+			v.fail("claim %s requirements exclude its launch offering: %v", c.Hostname, inc)
+		}
+	}
+	lbls := c.InstanceType.NodeLabels(&c.Offering)
+	maps.Copy(lbls, np.Labels)
+	maps.Copy(lbls, c.Requirements.Labels())
+	lbls[apisv1.NodePoolLabelKey] = np.Name
+	lbls[apisv1.LabelHostname] = c.Hostname
+	vn := &vnode{name: c.Hostname, labels: lbls, taints: np.Taints, free: c.InstanceType.Allocatable().Sub(v.daemonOverhead(np, c.InstanceType))}
+	v.nodes = append(v.nodes, vn)
+	for _, p := range c.Pods {
+		v.add(vn, p)
+		placed[p] = vn
+	}
+}
+
+func (v *verifier) daemonOverhead(np *NodePool, it *catalog.InstanceType) scheduling.Resources {
+	var total scheduling.Resources
+	node := np.Requirements.Add(scheduling.In(apisv1.NodePoolLabelKey, np.Name)).Intersect(it.Requirements)
+	for k, val := range np.Labels {
+		node = node.Add(scheduling.In(k, val))
+	}
+	for _, d := range v.snap.DaemonSets {
+		if d.Pod == nil || scheduling.UntoleratedTaint(d.Pod.Spec.Tolerations, np.Taints) != nil {
+			continue
+		}
+		alts, err := scheduling.PodNodeRequirements(d.Pod)
+		if err != nil {
+			continue
+		}
+		for _, a := range alts {
+			if scheduling.Compatible(node, a, scheduling.AllowUndefinedWellKnown) == nil {
+				req, _ := scheduling.PodRequests(d.Pod)
+				req[scheduling.Pods] = 1
+				total = total.Add(req)
+				break
+			}
+		}
+	}
+	return total
+}
+
+func (v *verifier) domain(vn *vnode, key string) (string, bool) {
+	if key == apisv1.LabelHostname {
+		return vn.name, true
+	}
+	val, ok := vn.labels[key]
+	return val, ok
+}
+
+func selects(ls *metav1.LabelSelector, matchKeys, mismatchKeys []string, owner *corev1.Pod, p *corev1.Pod, nsOK bool) bool {
+	if ls == nil || !nsOK {
+		return false
+	}
+	sel, err := metav1.LabelSelectorAsSelector(ls)
+	if err != nil || !sel.Matches(labels.Set(p.Labels)) {
+		return false
+	}
+	for _, k := range matchKeys {
+		if val, ok := owner.Labels[k]; ok && p.Labels[k] != val {
+			return false
+		}
+	}
+	for _, k := range mismatchKeys {
+		if val, ok := owner.Labels[k]; ok && p.Labels[k] == val {
+			return false
+		}
+	}
+	return true
+}
+
+func (v *verifier) inNamespaces(term *corev1.PodAffinityTerm, owner, p *corev1.Pod) bool {
+	if len(term.Namespaces) == 0 && term.NamespaceSelector == nil {
+		return p.Namespace == owner.Namespace
+	}
+	for _, ns := range term.Namespaces {
+		if ns == p.Namespace {
+			return true
+		}
+	}
+	if term.NamespaceSelector != nil {
+		sel, err := metav1.LabelSelectorAsSelector(term.NamespaceSelector)
+		return err == nil && sel.Matches(labels.Set(v.snap.NamespaceLabels[p.Namespace]))
+	}
+	return false
+}
+
+// inter checks a pending pod's required pod affinity, anti-affinity (its own and that of every
+// other pod) and DoNotSchedule spreads in the final placement.
+func (v *verifier) inter(vn *vnode, p *corev1.Pod) {
+	if aff := p.Spec.Affinity; aff != nil {
+		if aff.PodAffinity != nil {
+			for _, term := range aff.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+				dom, ok := v.domain(vn, term.TopologyKey)
+				if !ok {
+					v.fail("pod %s affinity: node %s lacks %s", p.Name, vn.name, term.TopologyKey)
+					continue
+				}
+				found, anywhere := false, 0
+				for _, other := range v.nodes {
+					od, ook := v.domain(other, term.TopologyKey)
+					for _, q := range other.pods {
+						if q == p || !selects(term.LabelSelector, term.MatchLabelKeys, term.MismatchLabelKeys, p, q, v.inNamespaces(&term, p, q)) {
+							continue
+						}
+						anywhere++
+						if ook && od == dom {
+							found = true
+						}
+					}
+				}
+				self := selects(term.LabelSelector, term.MatchLabelKeys, term.MismatchLabelKeys, p, p, v.inNamespaces(&term, p, p))
+				if !found && !(self && anywhere == 0) {
+					v.fail("pod %s affinity on %s not satisfied on %s", p.Name, term.TopologyKey, vn.name)
+				}
+			}
+		}
+		if aff.PodAntiAffinity != nil {
+			for _, term := range aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+				v.anti(vn, p, &term, p)
+			}
+		}
+	}
+	// Anti-affinity of other pods repelling p.
+	for _, other := range v.nodes {
+		for _, q := range other.pods {
+			if q == p || q.Spec.Affinity == nil || q.Spec.Affinity.PodAntiAffinity == nil {
+				continue
+			}
+			for _, term := range q.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+				if !selects(term.LabelSelector, term.MatchLabelKeys, term.MismatchLabelKeys, q, p, v.inNamespaces(&term, q, p)) {
+					continue
+				}
+				d1, ok1 := v.domain(vn, term.TopologyKey)
+				d2, ok2 := v.domain(other, term.TopologyKey)
+				if ok1 && ok2 && d1 == d2 {
+					v.fail("pod %s on %s is repelled by the anti-affinity of %s on %s", p.Name, vn.name, q.Name, other.name)
+				}
+			}
+		}
+	}
+	for _, tsc := range p.Spec.TopologySpreadConstraints {
+		if tsc.WhenUnsatisfiable == corev1.ScheduleAnyway {
+			continue
+		}
+		v.spread(vn, p, tsc)
+	}
+}
+
+func (v *verifier) anti(vn *vnode, p *corev1.Pod, term *corev1.PodAffinityTerm, owner *corev1.Pod) {
+	dom, ok := v.domain(vn, term.TopologyKey)
+	if !ok {
+		return
+	}
+	for _, other := range v.nodes {
+		od, ook := v.domain(other, term.TopologyKey)
+		if !ook || od != dom {
+			continue
+		}
+		for _, q := range other.pods {
+			if q != p && selects(term.LabelSelector, term.MatchLabelKeys, term.MismatchLabelKeys, owner, q, v.inNamespaces(term, owner, q)) {
+				v.fail("pod %s anti-affinity on %s violated by %s on %s", p.Name, term.TopologyKey, q.Name, other.name)
+			}
+		}
+	}
+}
+
+func (v *verifier) spread(vn *vnode, p *corev1.Pod, tsc corev1.TopologySpreadConstraint) {
+	dom, ok := v.domain(vn, tsc.TopologyKey)
+	if !ok {
+		v.fail("pod %s spread: node %s lacks %s", p.Name, vn.name, tsc.TopologyKey)
+		return
+	}
+	alts, _ := scheduling.PodNodeRequirements(p)
+	counts := map[string]int{}
+	for _, other := range v.nodes {
+		od, ook := v.domain(other, tsc.TopologyKey)
+		if !ook {
+			continue
+		}
+		lbls := other.labels
+		eligible := tsc.NodeAffinityPolicy != nil && *tsc.NodeAffinityPolicy == corev1.NodeInclusionPolicyIgnore
+		for _, a := range alts {
+			eligible = eligible || a.Matches(lbls) == nil
+		}
+		if !eligible {
+			continue
+		}
+		if _, seen := counts[od]; !seen {
+			counts[od] = 0
+		}
+		for _, q := range other.pods {
+			// Pending pods the constraint selects but that do not carry it themselves may land
+			// anywhere (the solver keeps them balanced only as a preference), so they are not
+			// counted; running pods and pods carrying the same constraint are.
+			if q.Namespace == p.Namespace && selects(tsc.LabelSelector, tsc.MatchLabelKeys, nil, p, q, true) &&
+				(!v.pending(q) || carriesSpread(q, tsc)) {
+				counts[od]++
+			}
+		}
+	}
+	low := -1
+	for _, n := range counts {
+		if low < 0 || n < low {
+			low = n
+		}
+	}
+	if tsc.MinDomains != nil && len(counts) < int(*tsc.MinDomains) {
+		low = 0
+	}
+	if counts[dom]-low > int(tsc.MaxSkew) {
+		v.fail("pod %s spread on %s: domain %s has %d, least %d, maxSkew %d", p.Name, tsc.TopologyKey, dom, counts[dom], low, tsc.MaxSkew)
+	}
+}
+
+func carriesSpread(p *corev1.Pod, tsc corev1.TopologySpreadConstraint) bool {
+	for _, c := range p.Spec.TopologySpreadConstraints {
+		if c.TopologyKey == tsc.TopologyKey && c.WhenUnsatisfiable != corev1.ScheduleAnyway && reflect.DeepEqual(c.LabelSelector, tsc.LabelSelector) {
+			return true
+		}
+	}
+	return false
+}
