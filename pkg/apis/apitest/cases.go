@@ -3,9 +3,9 @@ package apitest
 import (
 	"fmt"
 	"strings"
-	"sync"
 
-	"github.com/tenon-sh/tenon/pkg/apis/crds"
+	"github.com/tenon-sh/tenon/pkg/apis/validation"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
 )
@@ -81,22 +81,6 @@ func Decode(manifest string) (map[string]interface{}, error) {
 	return obj, nil
 }
 
-var validators = sync.OnceValues(func() (map[string]*Validator, error) {
-	all, err := crds.CRDs()
-	if err != nil {
-		return nil, err
-	}
-	m := map[string]*Validator{}
-	for _, crd := range all {
-		v, err := NewValidator(crd)
-		if err != nil {
-			return nil, err
-		}
-		m[crd.Spec.Group+"/"+v.Kind()] = v
-	}
-	return m, nil
-})
-
 // ValidatorFor returns the Validator of a karpenter.sh kind, built from the embedded CRDs.
 func ValidatorFor(kind string) (*Validator, error) {
 	return ValidatorForGroupKind("karpenter.sh", kind)
@@ -104,13 +88,5 @@ func ValidatorFor(kind string) (*Validator, error) {
 
 // ValidatorForGroupKind returns the Validator of any kind whose CRD is embedded in package crds.
 func ValidatorForGroupKind(group, kind string) (*Validator, error) {
-	m, err := validators()
-	if err != nil {
-		return nil, err
-	}
-	v, ok := m[group+"/"+kind]
-	if !ok {
-		return nil, fmt.Errorf("no CustomResourceDefinition for %s in group %s", kind, group)
-	}
-	return v, nil
+	return validation.ForGroupKind(schema.GroupKind{Group: group, Kind: kind})
 }

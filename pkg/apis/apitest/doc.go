@@ -2,10 +2,10 @@
 // API server does, without running one, and holds the tables of valid and invalid NodePools and
 // NodeClaims that the tests of pkg/apis/v1 run.
 //
-// Validator applies a CRD's schema like kube-apiserver's custom resource handler: it reports
-// unknown fields (as kubectl's default strict field validation does), applies defaults, then
-// runs the OpenAPI validation, the list-type checks and the CEL rules, transition rules
-// included when there is an old object. Cases are plain YAML manifests so that a test against
-// a real API server can replay them (create Old, then update to Object; or create Object) and
-// expect the same message.
+// The checking itself lives in package validation (Validator is its type): it reports unknown
+// fields (as kubectl's default strict field validation does), applies defaults, then runs the
+// OpenAPI validation, the list-type checks and the CEL rules, transition rules included when
+// there is an old object. Cases are plain YAML manifests so that a test against a real API
+// server can replay them (create Old, then update to Object; or create Object) and expect the
+// same message.
 package apitest

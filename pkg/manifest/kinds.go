@@ -1,0 +1,80 @@
+package manifest
+
+import (
+	karpv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// kind is what the loader knows of one modelled kind.
+type kind struct {
+	namespaced bool
+	// name checks metadata.name (or generateName) as the API server does for the kind.
+	name apivalidation.ValidateNameFunc
+	new  func() runtime.Object
+	// check returns the errors of the object beyond its metadata.
+	check func(runtime.Object) field.ErrorList
+}
+
+// kinds are the modelled kinds other than those with an embedded CRD.
+var kinds = map[schema.GroupVersionKind]kind{
+	corev1.SchemeGroupVersion.WithKind("Pod"): {true, apivalidation.NameIsDNSSubdomain,
+		func() runtime.Object { return &corev1.Pod{} },
+		func(o runtime.Object) field.ErrorList { return checkPod(o.(*corev1.Pod)) }},
+	corev1.SchemeGroupVersion.WithKind("Node"): {false, apivalidation.NameIsDNSSubdomain,
+		func() runtime.Object { return &corev1.Node{} }, noCheck},
+	corev1.SchemeGroupVersion.WithKind("Namespace"): {false, apivalidation.ValidateNamespaceName,
+		func() runtime.Object { return &corev1.Namespace{} }, noCheck},
+	appsv1.SchemeGroupVersion.WithKind("Deployment"): {true, apivalidation.NameIsDNSSubdomain,
+		func() runtime.Object { return &appsv1.Deployment{} },
+		func(o runtime.Object) field.ErrorList { return checkDeployment(o.(*appsv1.Deployment)) }},
+	appsv1.SchemeGroupVersion.WithKind("ReplicaSet"): {true, apivalidation.NameIsDNSSubdomain,
+		func() runtime.Object { return &appsv1.ReplicaSet{} },
+		func(o runtime.Object) field.ErrorList { return checkReplicaSet(o.(*appsv1.ReplicaSet)) }},
+	appsv1.SchemeGroupVersion.WithKind("StatefulSet"): {true, apivalidation.NameIsDNSLabel,
+		func() runtime.Object { return &appsv1.StatefulSet{} },
+		func(o runtime.Object) field.ErrorList { return checkStatefulSet(o.(*appsv1.StatefulSet)) }},
+	appsv1.SchemeGroupVersion.WithKind("DaemonSet"): {true, apivalidation.NameIsDNSSubdomain,
+		func() runtime.Object { return &appsv1.DaemonSet{} },
+		func(o runtime.Object) field.ErrorList { return checkDaemonSet(o.(*appsv1.DaemonSet)) }},
+	batchv1.SchemeGroupVersion.WithKind("Job"): {true, apivalidation.NameIsDNSSubdomain,
+		func() runtime.Object { return &batchv1.Job{} },
+		func(o runtime.Object) field.ErrorList {
+			j := o.(*batchv1.Job)
+			return checkJobSpec(&j.Spec, field.NewPath("spec"))
+		}},
+	batchv1.SchemeGroupVersion.WithKind("CronJob"): {true, apivalidation.NameIsDNSSubdomain,
+		func() runtime.Object { return &batchv1.CronJob{} },
+		func(o runtime.Object) field.ErrorList { return checkCronJob(o.(*batchv1.CronJob)) }},
+	policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"): {true, apivalidation.NameIsDNSSubdomain,
+		func() runtime.Object { return &policyv1.PodDisruptionBudget{} },
+		func(o runtime.Object) field.ErrorList {
+			return checkPodDisruptionBudget(o.(*policyv1.PodDisruptionBudget))
+		}},
+	schedulingv1.SchemeGroupVersion.WithKind("PriorityClass"): {false, apivalidation.NameIsDNSSubdomain,
+		func() runtime.Object { return &schedulingv1.PriorityClass{} },
+		func(o runtime.Object) field.ErrorList { return checkPriorityClass(o.(*schedulingv1.PriorityClass)) }},
+}
+
+func noCheck(runtime.Object) field.ErrorList { return nil }
+
+// nodePoolKind is decoded into a typed NodePool after its CRD has validated it.
+var nodePoolKind = karpv1.SchemeGroupVersion.WithKind(karpv1.NodePoolKind)
+
+// knownGroupKind reports whether a group and kind is modelled in some version, so that another
+// version is a mistake (apps/v1beta1 Deployment) rather than a kind to pass through.
+func knownGroupKind(gk schema.GroupKind) bool {
+	for gvk := range kinds {
+		if gvk.GroupKind() == gk {
+			return true
+		}
+	}
+	return false
+}

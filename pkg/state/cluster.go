@@ -1,0 +1,340 @@
+package state
+
+import (
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/utils/clock"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+)
+
+// NominationTTL is how long a node or claim that was planned to receive pending pods is
+// protected from disruption.
+const NominationTTL = 20 * time.Second
+
+// Cluster mirrors the objects tenon plans with.
+type Cluster struct {
+	clock clock.PassiveClock
+
+	mu         sync.RWMutex
+	nodes      map[string]*corev1.Node
+	claims     map[string]*apisv1.NodeClaim
+	pods       map[string]*corev1.Pod            // every pod, by namespace/name
+	podsByNode map[string]map[string]*corev1.Pod // bound pods by node name
+	daemonSets map[string]*appsv1.DaemonSet
+	nodePools  map[string]*apisv1.NodePool
+	namespaces map[string]map[string]string
+	pdbs       map[string]*policyv1.PodDisruptionBudget
+	nominated  map[string]time.Time // node or claim name → until
+	marked     map[string]bool      // nodes or claims marked for deletion
+	generation uint64
+	changed    chan struct{}
+}
+
+// NewCluster returns an empty mirror reading time from clk.
+func NewCluster(clk clock.PassiveClock) *Cluster {
+	return &Cluster{
+		clock:      clk,
+		nodes:      map[string]*corev1.Node{},
+		claims:     map[string]*apisv1.NodeClaim{},
+		pods:       map[string]*corev1.Pod{},
+		podsByNode: map[string]map[string]*corev1.Pod{},
+		daemonSets: map[string]*appsv1.DaemonSet{},
+		nodePools:  map[string]*apisv1.NodePool{},
+		namespaces: map[string]map[string]string{},
+		pdbs:       map[string]*policyv1.PodDisruptionBudget{},
+		nominated:  map[string]time.Time{},
+		marked:     map[string]bool{},
+		changed:    make(chan struct{}),
+	}
+}
+
+func key(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+// bump records a change and wakes whoever waits in Changed.
+func (c *Cluster) bump() {
+	c.generation++
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// Generation counts the changes seen so far.
+func (c *Cluster) Generation() uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.generation
+}
+
+// Changed returns a channel closed at the next change.
+func (c *Cluster) Changed() <-chan struct{} {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.changed
+}
+
+// UpdateNode records a node.
+func (c *Cluster) UpdateNode(n *corev1.Node) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nodes[n.Name] = n
+	c.bump()
+}
+
+// DeleteNode forgets a node.
+func (c *Cluster) DeleteNode(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.nodes, name)
+	delete(c.marked, name)
+	delete(c.nominated, name)
+	c.bump()
+}
+
+// UpdateNodeClaim records a NodeClaim.
+func (c *Cluster) UpdateNodeClaim(nc *apisv1.NodeClaim) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.claims[nc.Name] = nc
+	c.bump()
+}
+
+// DeleteNodeClaim forgets a NodeClaim.
+func (c *Cluster) DeleteNodeClaim(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.claims, name)
+	delete(c.marked, name)
+	delete(c.nominated, name)
+	c.bump()
+}
+
+// UpdatePod records a pod (bound or not).
+func (c *Cluster) UpdatePod(p *corev1.Pod) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := key(p.Namespace, p.Name)
+	if old, ok := c.pods[k]; ok && old.Spec.NodeName != "" && old.Spec.NodeName != p.Spec.NodeName {
+		delete(c.podsByNode[old.Spec.NodeName], k)
+	}
+	c.pods[k] = p
+	if p.Spec.NodeName != "" {
+		if terminal(p) {
+			delete(c.podsByNode[p.Spec.NodeName], k)
+		} else {
+			m := c.podsByNode[p.Spec.NodeName]
+			if m == nil {
+				m = map[string]*corev1.Pod{}
+				c.podsByNode[p.Spec.NodeName] = m
+			}
+			m[k] = p
+		}
+	}
+	c.bump()
+}
+
+// DeletePod forgets a pod.
+func (c *Cluster) DeletePod(ns, name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := key(ns, name)
+	if old, ok := c.pods[k]; ok && old.Spec.NodeName != "" {
+		delete(c.podsByNode[old.Spec.NodeName], k)
+	}
+	delete(c.pods, k)
+	c.bump()
+}
+
+func terminal(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// UpdateDaemonSet records a DaemonSet.
+func (c *Cluster) UpdateDaemonSet(d *appsv1.DaemonSet) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.daemonSets[key(d.Namespace, d.Name)] = d
+	c.bump()
+}
+
+// DeleteDaemonSet forgets a DaemonSet.
+func (c *Cluster) DeleteDaemonSet(ns, name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.daemonSets, key(ns, name))
+	c.bump()
+}
+
+// UpdateNodePool records a NodePool.
+func (c *Cluster) UpdateNodePool(np *apisv1.NodePool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nodePools[np.Name] = np
+	c.bump()
+}
+
+// DeleteNodePool forgets a NodePool.
+func (c *Cluster) DeleteNodePool(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.nodePools, name)
+	c.bump()
+}
+
+// UpdateNamespace records a namespace's labels.
+func (c *Cluster) UpdateNamespace(ns *corev1.Namespace) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.namespaces[ns.Name] = ns.Labels
+	c.bump()
+}
+
+// DeleteNamespace forgets a namespace.
+func (c *Cluster) DeleteNamespace(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.namespaces, name)
+	c.bump()
+}
+
+// UpdatePDB records a PodDisruptionBudget.
+func (c *Cluster) UpdatePDB(p *policyv1.PodDisruptionBudget) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pdbs[key(p.Namespace, p.Name)] = p
+	c.bump()
+}
+
+// DeletePDB forgets a PodDisruptionBudget.
+func (c *Cluster) DeletePDB(ns, name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.pdbs, key(ns, name))
+	c.bump()
+}
+
+// Nominate protects a node or claim that was planned to receive pods until now + NominationTTL.
+func (c *Cluster) Nominate(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nominated[name] = c.clock.Now().Add(NominationTTL)
+}
+
+// IsNominated reports whether a node or claim is protected by a recent nomination.
+func (c *Cluster) IsNominated(name string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.clock.Now().Before(c.nominated[name])
+}
+
+// MarkForDeletion marks nodes (or claims) the disruption loop is removing: they take no pods,
+// and their pods are planned as if pending.
+func (c *Cluster) MarkForDeletion(names ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, n := range names {
+		c.marked[n] = true
+	}
+	c.bump()
+}
+
+// UnmarkForDeletion takes the mark away again (a disruption command failed).
+func (c *Cluster) UnmarkForDeletion(names ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, n := range names {
+		delete(c.marked, n)
+	}
+	c.bump()
+}
+
+// IsMarkedForDeletion reports whether a node or claim is marked.
+func (c *Cluster) IsMarkedForDeletion(name string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.marked[name]
+}
+
+// NodePools returns the NodePools, by name.
+func (c *Cluster) NodePools() []*apisv1.NodePool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := slices.Collect(maps.Values(c.nodePools))
+	slices.SortFunc(out, func(a, b *apisv1.NodePool) int { return compare(a.Name, b.Name) })
+	return out
+}
+
+// NodePool returns one NodePool.
+func (c *Cluster) NodePool(name string) (*apisv1.NodePool, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	np, ok := c.nodePools[name]
+	return np, ok
+}
+
+// Pods returns every pod the mirror knows, by namespace/name.
+func (c *Cluster) Pods() []*corev1.Pod {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := slices.Collect(maps.Values(c.pods))
+	slices.SortFunc(out, func(a, b *corev1.Pod) int { return compare(key(a.Namespace, a.Name), key(b.Namespace, b.Name)) })
+	return out
+}
+
+// PodsOn returns the pods bound to a node, by namespace/name.
+func (c *Cluster) PodsOn(node string) []*corev1.Pod {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return sortedPods(c.podsByNode[node])
+}
+
+func sortedPods(m map[string]*corev1.Pod) []*corev1.Pod {
+	out := slices.Collect(maps.Values(m))
+	slices.SortFunc(out, func(a, b *corev1.Pod) int { return compare(key(a.Namespace, a.Name), key(b.Namespace, b.Name)) })
+	return out
+}
+
+// PDBs returns the PodDisruptionBudgets.
+func (c *Cluster) PDBs() []*policyv1.PodDisruptionBudget {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return slices.Collect(maps.Values(c.pdbs))
+}
+
+// NodeClaims returns the NodeClaims, by name.
+func (c *Cluster) NodeClaims() []*apisv1.NodeClaim {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := slices.Collect(maps.Values(c.claims))
+	slices.SortFunc(out, func(a, b *apisv1.NodeClaim) int { return compare(a.Name, b.Name) })
+	return out
+}
+
+// Nodes returns the nodes, by name.
+func (c *Cluster) Nodes() []*corev1.Node {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := slices.Collect(maps.Values(c.nodes))
+	slices.SortFunc(out, func(a, b *corev1.Node) int { return compare(a.Name, b.Name) })
+	return out
+}
+
+func compare(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
