@@ -1,0 +1,139 @@
+package simulated
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/cloud"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+)
+
+// ImageID returns the machine image the simulated cloud boots for an architecture.
+func ImageID(arch string) string { return "sim-al2023-" + arch }
+
+// Create launches an instance for the claim (see cloudprovider.CloudProvider): the cheapest
+// compatible offering of its SimNodeClass with room, recorded as a SimInstance. A claim that
+// already has an instance gets it back. The returned claim carries the provider ID, image ID,
+// capacity (device resources included) and allocatable, the labels of the instance and the
+// SimNodeClass, and the SimNodeClass hash annotation.
+func (p *Provider) Create(ctx context.Context, claim *apisv1.NodeClaim) (*apisv1.NodeClaim, error) {
+	rc, err := p.class(ctx, claim.Spec.NodeClassRef)
+	if err != nil {
+		return nil, err
+	}
+	reqs, requests, err := claimRequest(claim)
+	if err != nil {
+		return nil, fmt.Errorf("NodeClaim %s: %w", claim.Name, err)
+	}
+
+	p.mu.Lock()
+	if err := p.ready(ctx); err != nil {
+		p.mu.Unlock()
+		return nil, err
+	}
+	now := p.now()
+	p.advance(now)
+	if inst, ok := p.cloud.ForClaim(claim.Name); ok {
+		m := p.meta[inst.ID]
+		p.mu.Unlock()
+		return claimView(claim, inst, m), nil
+	}
+	inst, err := p.cloud.Launch(cloud.LaunchRequest{Class: rc.name, NodeClaim: claim.Name, Requirements: reqs, Requests: requests}, now)
+	if err != nil {
+		p.mu.Unlock()
+		if errors.Is(err, cloud.ErrNoCompatibleOffering) {
+			return nil, fmt.Errorf("NodeClaim %s: %w", claim.Name, err)
+		}
+		return nil, err
+	}
+	arch, _ := inst.Type.Label(apisv1.LabelArch)
+	labels := maps.Clone(claim.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	maps.Copy(labels, rc.labels)
+	maps.Copy(labels, inst.Labels())
+	m := &instanceMeta{
+		nodeLabels: labels, hash: rc.hash, imageID: ImageID(arch),
+		taints: slices.Clone(claim.Spec.Taints), startupTaints: slices.Clone(claim.Spec.StartupTaints),
+	}
+	m.status = instanceStatus(inst, "")
+	p.meta[inst.ID] = m
+	p.mu.Unlock()
+
+	obj := simInstance(inst, m)
+	obj.Spec.Tags = rc.tags
+	if err := p.persistLaunch(ctx, obj, m.status); err != nil {
+		p.mu.Lock()
+		p.cloud.Remove(inst.ID)
+		delete(p.meta, inst.ID)
+		p.mu.Unlock()
+		_ = p.deleteRecord(ctx, inst.ID)
+		return nil, err
+	}
+	p.mu.Lock()
+	m.recorded = true
+	p.mu.Unlock()
+	p.poke()
+	return claimView(claim, inst, m), nil
+}
+
+// claimRequest reads a claim's requirements and resource requests.
+func claimRequest(claim *apisv1.NodeClaim) (scheduling.Requirements, scheduling.Resources, error) {
+	nsrs := make([]corev1.NodeSelectorRequirement, 0, len(claim.Spec.Requirements))
+	for i := range claim.Spec.Requirements {
+		nsrs = append(nsrs, claim.Spec.Requirements[i].NodeSelectorRequirement())
+	}
+	reqs, err := scheduling.FromNodeSelectorRequirements(nsrs...)
+	if err != nil {
+		return scheduling.Requirements{}, scheduling.Resources{}, err
+	}
+	requests, err := scheduling.FromResourceList(claim.Spec.Resources.Requests)
+	if err != nil {
+		return scheduling.Requirements{}, scheduling.Resources{}, err
+	}
+	return reqs, requests, nil
+}
+
+// claimView is a copy of claim (or, when claim is nil, a new claim named after the instance's
+// NodeClaim) describing inst.
+func claimView(claim *apisv1.NodeClaim, inst cloud.Instance, m *instanceMeta) *apisv1.NodeClaim {
+	var out *apisv1.NodeClaim
+	if claim != nil {
+		out = claim.DeepCopy()
+	} else {
+		out = &apisv1.NodeClaim{
+			TypeMeta:   metav1.TypeMeta{APIVersion: apisv1.SchemeGroupVersion.String(), Kind: apisv1.NodeClaimKind},
+			ObjectMeta: metav1.ObjectMeta{Name: inst.NodeClaim, CreationTimestamp: metav1.NewTime(inst.Launched)},
+			Spec: apisv1.NodeClaimSpec{NodeClassRef: &apisv1.NodeClassReference{
+				Group: simv1alpha1.Group, Kind: simv1alpha1.SimNodeClassKind, Name: inst.Class,
+			}},
+		}
+	}
+	if out.Labels == nil {
+		out.Labels = map[string]string{}
+	}
+	if m != nil {
+		maps.Copy(out.Labels, m.nodeLabels)
+	}
+	maps.Copy(out.Labels, inst.Labels())
+	if out.Annotations == nil {
+		out.Annotations = map[string]string{}
+	}
+	if m != nil {
+		out.Annotations[apisv1.NodeClassHashAnnotationKey] = m.hash
+		out.Status.ImageID = m.imageID
+	}
+	out.Status.ProviderID = inst.ProviderID()
+	out.Status.Capacity = inst.Type.Capacity.ResourceList()
+	out.Status.Allocatable = inst.Type.Allocatable().ResourceList()
+	return out
+}

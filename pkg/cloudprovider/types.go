@@ -1,0 +1,44 @@
+package cloudprovider
+
+import (
+	"context"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
+)
+
+// CloudProvider launches and removes the machines behind NodeClaims. Implementations must be
+// safe for concurrent use.
+type CloudProvider interface {
+	// Create launches an instance for the claim: the cheapest usable offering compatible with the
+	// claim's requirements (instance types, zones, capacity types, reservation IDs), and returns
+	// a copy of the claim with status.providerID, status.imageID, status.capacity and
+	// status.allocatable set, and labels for the instance type, zone, capacity type, region and
+	// the instance-shape labels. It is idempotent for a claim that already has an instance (the
+	// same instance is returned, nothing new is launched). When every compatible offering is out
+	// of capacity it returns an *InsufficientCapacityError naming the offerings it tried; when the
+	// claim's NodeClass does not exist or is not ready, a *NodeClassNotReadyError.
+	Create(ctx context.Context, claim *apisv1.NodeClaim) (*apisv1.NodeClaim, error)
+	// Delete terminates the claim's instance (by status.providerID). Deleting an instance that is
+	// already gone returns a *NodeClaimNotFoundError, so callers can tell "done" from "failed".
+	// It is safe to call repeatedly.
+	Delete(ctx context.Context, claim *apisv1.NodeClaim) error
+	// Get returns the claim view of the instance with this provider ID, or a
+	// *NodeClaimNotFoundError.
+	Get(ctx context.Context, providerID string) (*apisv1.NodeClaim, error)
+	// List returns a claim view of every instance the provider runs for this cluster, including
+	// instances no NodeClaim refers to (garbage collection relies on that).
+	List(ctx context.Context) ([]*apisv1.NodeClaim, error)
+	// GetInstanceTypes returns the instance types the NodePool's NodeClass may launch, with their
+	// offerings' current availability and prices. It returns a *NodeClassNotReadyError when the
+	// NodeClass is missing or not ready.
+	GetInstanceTypes(ctx context.Context, nodePool *apisv1.NodePool) ([]*catalog.InstanceType, error)
+	// IsDrifted reports why the claim's instance no longer matches its NodeClass ("" when it
+	// does not drift).
+	IsDrifted(ctx context.Context, claim *apisv1.NodeClaim) (DriftReason, error)
+	// Name identifies the provider ("simulated", "aws").
+	Name() string
+}
+
+// DriftReason says why an instance drifted from its NodeClass; "" means it has not.
+type DriftReason string
