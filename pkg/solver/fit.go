@@ -284,10 +284,13 @@ func (s *solve) claimFit(cl *newClaim, c *class, types scheduling.Bitset, mask u
 	room := cl.maxAlloc.Sub(cl.used)
 	w := min(want, c.fit(&room))
 	if (s.grow || s.force || !viable) && w > nT {
-		need := cl.used.Add(c.requests.Scale(int64(w)))
+		// Size the growth for the pods the class is expected to bring here (s.hint), not only
+		// for this round's.
+		w2 := max(w, min(s.hint, c.fit(&room)))
+		need := cl.used.Add(c.requests.Scale(int64(w2)))
 		best, bestPrice := s.cheapestFitting(p, types, mask, need, T)
 		if best >= 0 {
-			worth := (1 + upgradeSlack) * s.newPrice(p, c, w-nT)
+			worth := (1 + upgradeSlack) * s.newPrice(p, c, w2-nT)
 			if !viable || s.force || bestPrice-cl.price <= worth+1e-9 {
 				return w, best
 			}
@@ -391,7 +394,7 @@ func (s *solve) openClaim(c *class, D, dv int, want int) *newClaim {
 		for i := range share {
 			share[i] = max(share[i], 0) / int64(expect)
 		}
-		share = share.Max(c.requests.Scale(int64(min(capN, c.remaining()))))
+		share = share.Max(c.requests.Scale(int64(max(min(capN, c.remaining()), min(s.hint, s.domainCap(c, dimHostname, host))))))
 		for _, a := range c.compiled[pi] {
 			if a == nil {
 				continue

@@ -90,6 +90,16 @@ func (s *solve) placeByDomain(c *class, d int) {
 			return
 		}
 		k = min(k, c.remaining())
+		// The class will put about an even share of its remaining pods in each domain still
+		// open to it: claims in v are sized and grown for that many, not just for the k placed
+		// this round.
+		open := 0
+		for _, w := range values {
+			if !exhausted[w] {
+				open++
+			}
+		}
+		s.hint = (c.remaining() + open - 1) / max(open, 1)
 		placed := 0
 		for tcur[v] < len(s.targets) && placed < k {
 			t := s.targets[tcur[v]]
@@ -151,6 +161,7 @@ func (s *solve) placeByDomain(c *class, d int) {
 			exhausted[v] = true
 		}
 	}
+	s.hint = 0
 }
 
 // drivingDim returns the first non-hostname dimension the class's active constraints act on,

@@ -59,6 +59,7 @@ type solve struct {
 	dry         bool // probing: evaluate placements without making them
 	force       bool // grow claims whatever it costs (no new claim can be opened)
 	grow        bool // let claims grow to larger types (second pass over open claims)
+	hint        int  // pods of the class expected in the domain being filled (0: none)
 	scratchBits scheduling.Bitset
 	optBuf      []option
 

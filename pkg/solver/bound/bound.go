@@ -42,7 +42,7 @@ type Problem struct {
 type Result struct {
 	Value         float64 // the proven bound
 	Covering      float64 // per-resource covering LP bound
-	Configuration float64 // column-generation configuration LP, certified by a Lagrangian (Farley) dual bound
+	Configuration float64 // configuration LP by column generation, certified by a Lagrangian (Farley-like) dual bound
 	Trivial       float64 // counting bounds (one class or one group alone, node counts rounded up)
 	Iterations    int     // column-generation rounds, all LPs together
 	Columns       int     // columns (node fillings and patterns) generated, all LPs together
@@ -66,7 +66,8 @@ type config struct {
 // convergence.
 func MaxIterations(n int) Option { return func(c *config) { c.maxIterations = max(n, 1) } }
 
-// KnapsackNodes caps the branch-and-bound nodes spent on one knapsack (default 2000).
+// KnapsackNodes caps the branch-and-bound nodes spent proving one knapsack's value for a
+// certificate (default 2000). A knapsack left unfinished still gives a valid, looser, bound.
 func KnapsackNodes(n int) Option { return func(c *config) { c.knapsackNodes = max(n, 1) } }
 
 // Gap stops the configuration LP's column generation once its master objective, an upper bound
@@ -77,8 +78,8 @@ func Gap(rel float64) Option { return func(c *config) { c.gap = max(rel, 0) } }
 // CoveringOnly skips the configuration LP.
 func CoveringOnly() Option { return func(c *config) { c.configuration = false } }
 
-// relSafety is subtracted, relative to the value, from every certified bound to absorb
-// floating-point rounding in the certificates.
+// relSafety is subtracted, relative to the value, from every bound, on top of the allowances
+// each certificate makes for its own rounding (roundingSlack).
 const relSafety = 1e-9
 
 // Lower returns a proven lower bound on the minimum cost of a feasible packing of p. It is
@@ -125,11 +126,11 @@ func lowerPart(in *instance, cfg *config) Result {
 	var r Result
 	// The part's pods need at least one of its nodes.
 	r.Trivial = safe(max(in.anyNode, trivialBound(in)))
-	cov := fractional(in, cfg, false, nil)
+	cov := fractional(in, cfg, false, nil, nil)
 	r.Covering = safe(cov.value)
 	r.Iterations, r.Columns = cov.rounds, cov.columns
 	if cfg.configuration {
-		bcov := fractional(in, cfg, true, cov.cols)
+		bcov := fractional(in, cfg, true, cov.cols, cov.pi)
 		c := configuration(in, cfg, cov, bcov)
 		r.Configuration, r.Exact = safe(c.value), c.exact
 		r.Iterations += bcov.rounds + c.rounds

@@ -223,3 +223,80 @@ func TestRealisticBelowFirstFit(t *testing.T) {
 			seed, k, n, r.Value, r.Value/ffd, r.Covering, r.Configuration, r.Exact, r.Iterations, r.Columns)
 	}
 }
+
+// TestCoveringMatchesGonum compares the covering bound on realistic mid-sized problems with the
+// covering LP written out in full and solved by gonum's simplex.
+func TestCoveringMatchesGonum(t *testing.T) {
+	checked := 0
+	for seed := uint64(100); seed < 110; seed++ {
+		p := realistic(seed, 6, 20)
+		want, err := coveringLP(p)
+		if err != nil {
+			t.Logf("seed %d: gonum: %v", seed, err)
+			continue
+		}
+		checked++
+		if got := Lower(p).Covering; math.Abs(got-want) > 1e-6*(1+want) {
+			t.Errorf("seed %d: Covering %.9g, covering LP %.9g", seed, got, want)
+		}
+	}
+	if checked < 5 {
+		t.Fatalf("gonum solved only %d of 10 problems", checked)
+	}
+}
+
+// TestRegressions replays problems the property test once caught.
+func TestRegressions(t *testing.T) {
+	for name, p := range map[string]*Problem{
+		// An LP dual above every price (a pod taking a free node's whole capacity is worth
+		// all it displaces): an artificial column priced below it stopped the master short.
+		"dual above every price": {
+			Types: []Type{
+				{Price: 0, MaxCount: 1, Capacity: resources(4000, gib, 2, 0)},
+				{Price: 0.5, Capacity: resources(1000, gib, 1, 0)},
+			},
+			Classes: []Class{
+				{Count: 1, Demand: resources(4000, 0, 1, 0), Types: []int{0}, Group: -1},
+				{Count: 1, Demand: resources(250, 0, 1, 0), Types: []int{0, 1}, Group: -1},
+				{Count: 1, Demand: resources(0, 0, 1, 0), Types: []int{1}, Group: -1},
+			},
+		},
+		// An artificial column basic at zero set a dual to its huge cost, whose rounding
+		// allowance cost the covering bound 7e-6 of its value.
+		"artificial basic at zero": {
+			Types: []Type{
+				{Price: 0, MaxCount: 1, Capacity: resources(2000, gib, 2, 0)},
+				{Price: 0, MaxCount: 2, Capacity: resources(1000, gib, 2, 0)},
+				{Price: 0.25, Capacity: resources(1000, gib, 1, 0)},
+			},
+			Classes: []Class{
+				{Count: 5, Demand: resources(0, 0, 1, 0), Types: []int{0, 1}, Group: -1},
+				{Count: 1, Demand: resources(1250, 0, 1, 0), Types: []int{0}, Group: -1},
+				{Count: 1, Demand: resources(0, 0, 1, 0), Types: []int{0, 2}, Group: -1},
+			},
+		},
+		// Huge degenerate duals: the certificate's rounding exceeded the optimum by 2e-7.
+		"huge degenerate duals": {
+			Types: []Type{
+				{Price: 0.25, MaxCount: 1, Capacity: resources(8000, 5*gib, 5, 0)},
+				{Price: 0.01, MaxCount: 1, Capacity: resources(3000, 2*gib, 6, 0)},
+			},
+			Classes: []Class{
+				{Count: 1, Demand: resources(3000, 2*gib, 1, 0), Types: []int{0}, Group: 0},
+				{Count: 2, Demand: resources(250, 1879048192, 1, 0), Types: []int{0, 1}, Group: 0},
+			},
+			Groups: []Group{{PerNode: 3}},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := Lower(p)
+			opt := checkAgainstBruteForce(t, p, r)
+			if r.Value < opt*(1-1e-6) {
+				t.Errorf("bound %v, optimum %v", r.Value, opt)
+			}
+			if cov, err := coveringLP(p); err == nil && math.Abs(r.Covering-cov) > 1e-6*(1+cov) {
+				t.Errorf("Covering %v, covering LP %v", r.Covering, cov)
+			}
+		})
+	}
+}

@@ -1,9 +1,6 @@
 package bound
 
-import (
-	"math"
-	"slices"
-)
+import "math"
 
 // knap evaluates one type's knapsack for given class prices π: the most a single node of the
 // type can be worth, max π·a over the pod counts a it can hold. It offers, from cheapest to
@@ -31,8 +28,8 @@ type knap struct {
 	rgrp []int     // group of each LP row after the resource rows
 	y    []float64 // dual per resource (nR), 0 without a row
 	nu   []float64 // dual per group, 0 without a row
-	ydb  []float64
-	z    []float64
+	ydb  []float64 // the LP's duals by row
+	z    []float64 // certify's repair of the unbounded duals
 	x    []float64 // LP primal per item
 
 	// The last duals relax found for each type (nT × nR and nT × groups); reused as a quick
@@ -41,19 +38,19 @@ type knap struct {
 	cached          []bool
 
 	// Integer search.
-	a, best       []int64
-	bestVal       float64
-	rem           []int64
-	grem          []int64
-	ord           []int
-	dens          []float64
-	suffix        []float64 // suffix sums of u·(π − y·e − ν)⁺ in ord order
-	sufMax        []float64 // (n+1) × nR suffix maxima of π/e in ord order
-	nodes, limit  int
-	open          float64
-	cut           bool // the last branch and bound hit its node limit
-	gsum          []int64
-	scratchGroups []int
+	a, best      []int64
+	incumbent    []int64
+	bestVal      float64
+	rem          []int64
+	grem         []int64
+	ord          []int
+	dens         []float64
+	suffix       []float64 // suffix sums of u·(π − y·e − ν)⁺ in ord order
+	sufMax       []float64 // (n+1) × nR suffix maxima of π/e in ord order
+	nodes, limit int
+	open         float64
+	cut          bool // the last branch and bound hit its node limit
+	gsum         []int64
 }
 
 func newKnap(in *instance, bounded bool) *knap {
@@ -189,17 +186,17 @@ func (k *knap) relax() float64 {
 	return min(k.certify(), k.cheap())
 }
 
-// quick is the cheaper of cheap and the bound the duals relax last found for this type certify
-// at the current prices (those duals stay valid, only less tight, when prices move).
+// quick is a quick upper bound: the one the duals relax last found for this type certify at
+// the current prices (those duals stay valid, only less tight, when prices move), or cheap
+// before relax has run.
 func (k *knap) quick() float64 {
-	ub := k.cheap()
 	if !k.cached[k.t] {
-		return ub
+		return k.cheap()
 	}
 	nR, nG := k.in.nR, len(k.nu)
 	copy(k.y, k.yCache[k.t*nR:(k.t+1)*nR])
 	copy(k.nu, k.nuCache[k.t*nG:(k.t+1)*nG])
-	return min(ub, k.certify())
+	return k.certify()
 }
 
 // certify returns the upper bound the duals (y, ν) ≥ 0 prove. For any such duals and any
@@ -242,15 +239,22 @@ func (k *knap) certify() float64 {
 		for _, v := range k.z {
 			raised += v
 		}
+		if math.IsInf(s, 1) {
+			return raised
+		}
 		return min(s*base, raised)
 	}
 	for g, v := range k.nu {
 		base += v * float64(k.in.gcap[g])
 	}
+	// The excesses π − y·e − ν cancel: allow for rounding relative to the terms, not to the
+	// result.
+	mag := base
 	for i := 0; i < k.n; i++ {
 		base += float64(k.u[i]) * k.excess(i)
+		mag += float64(k.u[i]) * k.pi[i]
 	}
-	return base
+	return base + roundingSlack*mag
 }
 
 // excess is (π_i − y·e_i − ν_g(i))⁺.
@@ -264,274 +268,6 @@ func (k *knap) excess(i int) float64 {
 		w += k.nu[g]
 	}
 	return max(k.pi[i]-w, 0)
-}
-
-// greedy fills a node in two orders (by price per bottleneck fraction and per total fraction)
-// and keeps the better pattern in best if it beats bestVal; it returns bestVal.
-func (k *knap) greedy() float64 {
-	nR := k.in.nR
-	for pass := 0; pass < 2; pass++ {
-		for i := 0; i < k.n; i++ {
-			w := 0.0
-			for j := 0; j < nR; j++ {
-				if pass == 0 {
-					w = max(w, k.in.tE[int(k.ent[i])*nR+j])
-				} else {
-					w += k.in.tE[int(k.ent[i])*nR+j]
-				}
-			}
-			k.dens[i] = k.pi[i] / w
-		}
-		k.sortOrder()
-		k.resetState()
-		val := 0.0
-		for _, i := range k.ord {
-			q := k.fit(i)
-			if q > 0 {
-				k.place(i, q)
-				val += float64(q) * k.pi[i]
-			}
-		}
-		if val > k.bestVal {
-			k.bestVal = val
-			copy(k.best, k.a)
-		}
-	}
-	return k.bestVal
-}
-
-// prepareSearch sizes the search buffers and clears the incumbent.
-func (k *knap) prepareSearch() {
-	k.a = growI64(k.a, k.n)
-	k.best = growI64(k.best, k.n)
-	k.ord = growInt(k.ord, k.n)
-	k.dens = grow(k.dens, k.n)
-	for i := range k.best {
-		k.best[i] = 0
-	}
-	k.bestVal = 0
-}
-
-// sortOrder orders items by density, highest first, ties by index.
-func (k *knap) sortOrder() {
-	for i := range k.ord {
-		k.ord[i] = i
-	}
-	dens := k.dens
-	slices.SortFunc(k.ord, func(a, b int) int {
-		switch da, db := dens[a], dens[b]; {
-		case da > db:
-			return -1
-		case da < db:
-			return 1
-		}
-		return a - b
-	})
-}
-
-func (k *knap) resetState() {
-	in := k.in
-	copy(k.rem, in.capa[k.t*in.nR:(k.t+1)*in.nR])
-	copy(k.grem, in.gcap)
-	for i := range k.a {
-		k.a[i] = 0
-	}
-}
-
-// fit is how many more pods of item i fit in the remaining capacity.
-func (k *knap) fit(i int) int64 {
-	nR := k.in.nR
-	q := k.u[i] - k.a[i]
-	if g := k.in.group[k.cls[i]]; g >= 0 {
-		q = min(q, k.grem[g])
-	}
-	for j := 0; j < nR && q > 0; j++ {
-		if d := k.in.dem[int(k.cls[i])*nR+j]; d > 0 {
-			q = min(q, k.rem[j]/d)
-		}
-	}
-	return max(q, 0)
-}
-
-func (k *knap) place(i int, q int64) {
-	nR := k.in.nR
-	k.a[i] += q
-	if g := k.in.group[k.cls[i]]; g >= 0 {
-		k.grem[g] -= q
-	}
-	for j := 0; j < nR; j++ {
-		k.rem[j] -= q * k.in.dem[int(k.cls[i])*nR+j]
-	}
-}
-
-// dualOrder orders items by price per dual-weighted size, highest first; items the duals price
-// at zero go first. It needs the duals left by relax.
-func (k *knap) dualOrder() {
-	nR := k.in.nR
-	for i := 0; i < k.n; i++ {
-		w := 0.0
-		for j := 0; j < nR; j++ {
-			w += k.y[j] * k.in.tE[int(k.ent[i])*nR+j]
-		}
-		if g := k.in.group[k.cls[i]]; g >= 0 {
-			w += k.nu[g]
-		}
-		k.dens[i] = math.Inf(1)
-		if w > 0 {
-			k.dens[i] = k.pi[i] / w
-		}
-	}
-	k.sortOrder()
-}
-
-// roundLP rounds the LP optimum left by relax down to whole pods and fills what is left in dual
-// order; it keeps the result in best if it beats bestVal, and returns bestVal.
-func (k *knap) roundLP() float64 {
-	k.dualOrder()
-	k.resetState()
-	val := 0.0
-	for i := 0; i < k.n; i++ {
-		if q := min(int64(k.x[i]+1e-9), k.fit(i)); q > 0 {
-			k.place(i, q)
-			val += float64(q) * k.pi[i]
-		}
-	}
-	for _, i := range k.ord {
-		if q := k.fit(i); q > 0 {
-			k.place(i, q)
-			val += float64(q) * k.pi[i]
-		}
-	}
-	if val > k.bestVal {
-		k.bestVal = val
-		copy(k.best, k.a)
-	}
-	return k.bestVal
-}
-
-// price looks for a pattern worth more than thr, from cheap to dear: greedy fills; then, if the
-// LP bound leaves room, the LP optimum rounded; then a branch and bound of at most nodes nodes.
-// It returns the best value found (its pattern in best), an upper bound on the knapsack's
-// value, and the certificate level of that bound.
-func (k *knap) price(thr float64, nodes int) (value, ub float64, level int8) {
-	ub = k.quick()
-	if !improves(ub, thr) {
-		return 0, ub, 0
-	}
-	if v := k.greedy(); improves(v, thr) {
-		return v, ub, 0
-	}
-	ub = k.relax()
-	if !improves(ub, thr) {
-		return k.bestVal, ub, 1
-	}
-	if v := k.roundLP(); improves(v, thr) {
-		return v, ub, 1
-	}
-	ub = min(ub, k.branch(nodes))
-	return k.bestVal, ub, 1
-}
-
-// bestPattern searches as price does but without stopping early, and returns the best value
-// found (its pattern in best).
-func (k *knap) bestPattern(nodes int) float64 {
-	k.greedy()
-	k.relax()
-	k.roundLP()
-	k.branch(nodes)
-	return k.bestVal
-}
-
-// branch finds the best integer pattern by depth-first branch and bound over at most limit nodes,
-// bounding with the duals left by relax. The incumbent is the better of best (kept from earlier
-// calls for this load) and greedy. It returns an upper bound on the knapsack's value: the
-// optimum when the search finishes, otherwise the larger of the incumbent and the bounds of the
-// subtrees left unexplored. best holds the incumbent.
-func (k *knap) branch(limit int) float64 {
-	nR := k.in.nR
-	incumbentVal := k.bestVal
-	incumbent := slices.Clone(k.best[:k.n])
-	if k.greedy(); k.bestVal < incumbentVal {
-		k.bestVal = incumbentVal
-		copy(k.best, incumbent)
-	}
-	k.dualOrder()
-	k.suffix = grow(k.suffix, k.n+1)
-	k.sufMax = grow(k.sufMax, (k.n+1)*nR)
-	k.suffix[k.n] = 0
-	for j := 0; j < nR; j++ {
-		k.sufMax[k.n*nR+j] = 0
-	}
-	for p := k.n - 1; p >= 0; p-- {
-		i := k.ord[p]
-		k.suffix[p] = k.suffix[p+1] + float64(k.u[i])*k.excess(i)
-		for j := 0; j < nR; j++ {
-			k.sufMax[p*nR+j] = max(k.sufMax[(p+1)*nR+j], k.pi[i]*k.in.tR[int(k.ent[i])*nR+j])
-		}
-	}
-	k.resetState()
-	k.nodes, k.limit, k.open = 0, limit, 0
-	k.cut = k.dfs(0, 0)
-	return max(k.bestVal, k.open)
-}
-
-// bound is an upper bound on the value of completing the current partial pattern (value val)
-// with the items from position p of the order on: the LP-dual bound on the residual knapsack and
-// the best single-resource fractional bound.
-func (k *knap) bound(p int, val float64) float64 {
-	in := k.in
-	nR := in.nR
-	inv := in.inv[k.t*nR : (k.t+1)*nR]
-	b1 := k.suffix[p]
-	b2 := math.Inf(1)
-	for j := 0; j < nR; j++ {
-		r := float64(k.rem[j]) * inv[j]
-		b1 += k.y[j] * r
-		if s := k.sufMax[p*nR+j]; !math.IsInf(s, 1) {
-			b2 = min(b2, r*s)
-		}
-	}
-	for g, v := range k.nu {
-		if v > 0 {
-			b1 += v * float64(k.grem[g])
-		}
-	}
-	return val + min(b1, b2)
-}
-
-func (k *knap) dfs(p int, val float64) (aborted bool) {
-	k.nodes++
-	if val > k.bestVal {
-		k.bestVal = val
-		copy(k.best, k.a)
-	}
-	if p == k.n {
-		return false
-	}
-	b := k.bound(p, val)
-	if b <= k.bestVal {
-		return false
-	}
-	if k.nodes > k.limit {
-		k.open = max(k.open, b)
-		return true
-	}
-	i := k.ord[p]
-	for q := k.fit(i); q >= 0; q-- {
-		k.place(i, q)
-		ab := k.dfs(p+1, val+float64(q)*k.pi[i])
-		k.place(i, -q)
-		if ab {
-			// The children with fewer pods of i are unexplored: add their bounds.
-			for r := q - 1; r >= 0; r-- {
-				k.place(i, r)
-				k.open = max(k.open, k.bound(p+1, val+float64(r)*k.pi[i]))
-				k.place(i, -r)
-			}
-			return true
-		}
-	}
-	return false
 }
 
 // pattern returns the best pattern as class rows and counts.

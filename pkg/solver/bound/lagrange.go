@@ -35,10 +35,16 @@ func (c *certificate) start(pi []float64) {
 	}
 }
 
-// set records a bound for type t at a refinement level.
+// set records a bound for type t at a refinement level. It is inflated by roundingSlack:
+// every bound is a sum of non-negative terms, or comes with its own allowance for cancellation
+// (knap.certify), so this covers the rounding of its evaluation.
 func (c *certificate) set(t int, v float64, level int8) {
-	c.vt[t], c.level[t] = v, level
+	c.vt[t], c.level[t] = v*(1+roundingSlack), level
 }
+
+// roundingSlack is the relative allowance for floating-point rounding in one evaluation of a
+// bound: far above the 1e-16 of a float64 times the few hundred terms of a sum.
+const roundingSlack = 1e-12
 
 // solve refines until the maximum of g is settled and returns it (+Inf when g is unbounded,
 // which proves the problem infeasible). refine(t) must lower or keep vt[t] and raise level[t].
@@ -96,11 +102,14 @@ func (c *certificate) maximize() (float64, float64) {
 		alpha = beta(t)
 		slope -= in.weight[t] * c.vt[t]
 	}
-	g := alpha * c.a
+	// g and the magnitude of its terms, whose rounding g must allow for: with prices far above
+	// the bound (an LP's duals can be), cancellation costs more than the bound's own size.
+	g, mag := alpha*c.a, alpha*c.a
 	for _, t := range c.order {
 		if p := alpha*c.vt[t] - in.price[t]; p > 0 {
 			g -= in.weight[t] * p
+			mag += in.weight[t] * (alpha*c.vt[t] + in.price[t])
 		}
 	}
-	return alpha, max(g, 0)
+	return alpha, max(g-roundingSlack*mag, 0)
 }

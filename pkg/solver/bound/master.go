@@ -30,15 +30,18 @@ type master struct {
 	cRow []int32
 	cVal []float64
 	// Basis.
-	basis []int
-	pos   []int // row of each column, −1 when non-basic
-	binv  []float64
-	xb    []float64
-	y     []float64
-	d     []float64
-	nz    []int32 // non-zero positions of the pivot row
-	since int     // pivots since the last refactorization
-	tol   float64
+	basis  []int
+	pos    []int // row of each column, −1 when non-basic
+	binv   []float64
+	xb     []float64
+	y      []float64
+	d      []float64
+	nz     []int32   // non-zero positions of the pivot row
+	work   []float64 // scratch for refactor and prune
+	since  int       // pivots since the last refactorization
+	tol    float64
+	big    float64 // the cost of the artificial columns, raised while optima use them
+	bigMax float64
 }
 
 // newMaster builds the master for the instance with its surplus, artificial and slack columns.
@@ -56,6 +59,7 @@ func newMaster(in *instance) (*master, []int) {
 	ms := &master{m: m, nK: in.nK, b: make([]float64, m), cOff: []int32{0}}
 	ms.tol = 1e-9 * (1 + in.maxPrice)
 	big := (1 + in.maxPrice) * float64(1+in.totalPods)
+	ms.big, ms.bigMax = big, big*1e6
 	for k := 0; k < in.nK; k++ {
 		ms.b[k] = float64(in.count[k])
 		ms.add(-1, 0, []int32{int32(k)}, []float64{-1}) // surplus
@@ -76,6 +80,53 @@ func newMaster(in *instance) (*master, []int) {
 	ms.basis = make([]int, m)
 	ms.resetBasis()
 	return ms, limitRow
+}
+
+// driveOut replaces an artificial column that is basic at zero by its class's surplus column
+// (a degenerate pivot: no value changes), and reports whether it did. Left in, it would set
+// its class's dual to its huge cost; those duals are valid for certificates but need a large
+// allowance for rounding, which loosens them. The simplex then resumes from the new basis.
+func (ms *master) driveOut() bool {
+	m := ms.m
+	for i, j := range ms.basis {
+		if j < ms.nK || j >= 2*ms.nK || ms.xb[i] > 1e-9 {
+			continue
+		}
+		k := j - ms.nK // the artificial of class k; its surplus is column k
+		if ms.pos[k] >= 0 {
+			continue
+		}
+		for r := 0; r < m; r++ {
+			ms.d[r] = -ms.binv[r*m+k]
+		}
+		if math.Abs(ms.d[i]) < 1e-9 {
+			continue
+		}
+		ms.pivot(i, k, 0)
+		return true
+	}
+	return false
+}
+
+// raiseBig makes the artificial columns dearer when an optimum still uses one, and reports
+// whether it did. Their cost must exceed what covering one more pod can be worth, which in an
+// LP can be far more than a node's price (a pod that takes a free node's whole capacity is worth
+// everything it displaces); a cost too low would let the master stop short of the LP's optimum.
+func (ms *master) raiseBig() bool {
+	used := false
+	for i, j := range ms.basis {
+		if j >= ms.nK && j < 2*ms.nK && ms.xb[i] > 1e-9 {
+			used = true
+		}
+	}
+	if !used || ms.big >= ms.bigMax {
+		return false
+	}
+	ms.big *= 100
+	for k := 0; k < ms.nK; k++ {
+		ms.cost[ms.nK+k] = ms.big
+	}
+	return true
 }
 
 // initialColumn is the basic column of row i in the starting basis.
@@ -121,6 +172,7 @@ func (ms *master) solve() {
 	m := ms.m
 	limit := 40*m + 400
 	stall, best := 0, math.Inf(1)
+	raised := false // at most once a solve: column generation may yet make the artificials idle
 	ms.duals()
 	for it := 0; it < limit; it++ {
 		obj := ms.objective()
@@ -132,7 +184,17 @@ func (ms *master) solve() {
 		bland := stall > 30
 		q, rq := ms.enter(bland)
 		if q < 0 {
-			return
+			if ms.driveOut() {
+				ms.duals()
+				continue
+			}
+			if raised || !ms.raiseBig() {
+				return
+			}
+			raised = true
+			best = math.Inf(1)
+			ms.duals()
+			continue
 		}
 		// d = B⁻¹ a_q
 		for i := 0; i < m; i++ {
@@ -279,7 +341,11 @@ func (ms *master) prices(pi, sigma []float64) {
 // pivoting; a singular or infeasible basis is replaced by the starting one.
 func (ms *master) refactor() {
 	m := ms.m
-	a := make([]float64, m*m)
+	ms.work = grow(ms.work, m*m)
+	a := ms.work
+	for i := range a {
+		a[i] = 0
+	}
 	for i, j := range ms.basis {
 		for e := ms.cOff[j]; e < ms.cOff[j+1]; e++ {
 			a[int(ms.cRow[e])*m+i] = ms.cVal[e]
@@ -361,7 +427,8 @@ func (ms *master) prune(keep int) {
 		return
 	}
 	ms.duals()
-	rc := make([]float64, len(ms.cost))
+	ms.work = grow(ms.work, len(ms.cost))
+	rc := ms.work
 	for _, j := range cands {
 		rc[j] = ms.cost[j]
 		for e := ms.cOff[j]; e < ms.cOff[j+1]; e++ {

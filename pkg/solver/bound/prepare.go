@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/tenon-sh/tenon/pkg/scheduling"
@@ -186,31 +187,23 @@ func (in *instance) addClasses(p *Problem, keys []classKey) {
 	}
 }
 
-// candidate is a type while the type set is being reduced.
-type candidate struct {
-	orig    int
-	price   float64
-	capa    []int64
-	limit   int64
-	classes []uint64 // bitset over classes
-	dropped bool
-}
-
 func (in *instance) addTypes(p *Problem, keys []classKey) {
 	words := (in.nK + 63) / 64
 	cands := make([]candidate, len(p.Types))
+	capa := make([]int64, len(p.Types)*in.nR)
+	classBits := make([]uint64, len(p.Types)*words)
 	for t := range cands {
 		c := &cands[t]
 		c.orig = t
 		c.price = p.Types[t].Price
-		c.capa = make([]int64, in.nR)
+		c.capa = capa[t*in.nR : (t+1)*in.nR : (t+1)*in.nR]
 		for j, r := range in.res {
 			c.capa[j] = p.Types[t].Capacity[r]
 		}
 		if m := p.Types[t].MaxCount; m > 0 {
 			c.limit = int64(m)
 		}
-		c.classes = make([]uint64, words)
+		c.classes = classBits[t*words : (t+1)*words : (t+1)*words]
 	}
 	used := make([]bool, len(cands))
 	for k, key := range keys {
@@ -227,95 +220,35 @@ func (in *instance) addTypes(p *Problem, keys []classKey) {
 	}
 	list = mergeLimited(list)
 	dropDominated(list)
+	list = slices.DeleteFunc(list, func(c *candidate) bool { return c.dropped })
+	entries := 0
 	for _, c := range list {
-		if !c.dropped {
-			in.appendType(c, keys)
+		for _, b := range c.classes {
+			entries += bits.OnesCount64(b)
 		}
+	}
+	in.reserve(len(list), entries)
+	for _, c := range list {
+		in.appendType(c, keys)
 	}
 	in.tOff = append(in.tOff, int32(len(in.tCls)))
 }
 
-// mergeLimited merges limited types that are identical to the bounds (price, capacity, classes):
-// n nodes of one and m of the other are n+m nodes of either.
-func mergeLimited(list []*candidate) []*candidate {
-	sorted := slices.Clone(list)
-	slices.SortStableFunc(sorted, func(a, b *candidate) int {
-		if c := cmp.Compare(a.price, b.price); c != 0 {
-			return c
-		}
-		if c := slices.Compare(a.capa, b.capa); c != 0 {
-			return c
-		}
-		if c := slices.Compare(a.classes, b.classes); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.orig, b.orig)
-	})
-	for i := 0; i < len(sorted); {
-		j := i + 1
-		for j < len(sorted) && sorted[j].price == sorted[i].price && slices.Equal(sorted[j].capa, sorted[i].capa) &&
-			slices.Equal(sorted[j].classes, sorted[i].classes) {
-			j++
-		}
-		// sorted[i:j] are identical but for their limits; keep the first unlimited one, or merge.
-		keep := sorted[i]
-		for _, c := range sorted[i:j] {
-			if c.limit == 0 {
-				keep = c
-				break
-			}
-		}
-		if keep.limit > 0 {
-			for _, c := range sorted[i+1 : j] {
-				keep.limit += c.limit
-			}
-		}
-		for _, c := range sorted[i:j] {
-			c.dropped = c != keep
-		}
-		i = j
-	}
-	return slices.DeleteFunc(list, func(c *candidate) bool { return c.dropped })
-}
-
-// dropDominated marks every type that an unlimited type beats: no dearer, at least as large in
-// every relevant resource, and usable by every class that can use it. Any packing can move such
-// a type's nodes to the dominating type at no extra cost, so the optimum is unchanged. After
-// mergeLimited no two remaining types dominate each other, so the relation is a strict order and
-// every dropped type has an undropped dominator.
-func dropDominated(list []*candidate) {
-	var doms []*candidate
-	for _, c := range list {
-		if c.limit == 0 {
-			doms = append(doms, c)
-		}
-	}
-	slices.SortStableFunc(doms, func(a, b *candidate) int { return cmp.Compare(a.price, b.price) })
-	for _, s := range list {
-		for _, t := range doms {
-			if t.price > s.price {
-				break
-			}
-			if t != s && dominates(t, s) {
-				s.dropped = true
-				break
-			}
-		}
-	}
-}
-
-func dominates(t, s *candidate) bool {
-	for w, bits := range s.classes {
-		if bits&^t.classes[w] != 0 {
-			return false
-		}
-	}
-	for j, v := range s.capa {
-		if t.capa[j] < v {
-			return false
-		}
-	}
-	return true
+// reserve sizes the per-type slices for nT types and entries type–class pairs.
+func (in *instance) reserve(nT, entries int) {
+	nR := in.nR
+	in.orig = make([]int, 0, nT)
+	in.price = make([]float64, 0, nT)
+	in.capa = make([]int64, 0, nT*nR)
+	in.inv = make([]float64, 0, nT*nR)
+	in.limit = make([]int64, 0, nT)
+	in.weight = make([]float64, 0, nT)
+	in.tOff = make([]int32, 0, nT+1)
+	in.tBits = make([]uint64, 0, nT*((in.nK+63)/64))
+	in.tCls = make([]int32, 0, entries)
+	in.tU = make([]int64, 0, entries)
+	in.tE = make([]float64, 0, entries*nR)
+	in.tR = make([]float64, 0, entries*nR)
 }
 
 func (in *instance) appendType(c *candidate, keys []classKey) {
@@ -373,63 +306,4 @@ func (in *instance) slot(t int, k int32) int {
 	lo, hi := int(in.tOff[t]), int(in.tOff[t+1])
 	i, _ := slices.BinarySearch(in.tCls[lo:hi], k)
 	return lo + i
-}
-
-// lpDominated finds the types the covering LP can do without: s is dominated by an unlimited
-// type t usable by all of s's classes that covers s's capacity with β nodes
-// (β = max_r C_sr/C_tr) for no more than s costs (β·c_t ≤ c_s). The covering LP buys fractions
-// of nodes and fills them with fractions of pods, so β nodes of t replace one of s, and one
-// node of s is worth at most β times one of t: V_s ≤ β·V_t. It returns, for each type, an
-// undominated dominator (or −1) and its β. Ties keep the lower index, so the relation is a
-// strict order and every dominated type has an undominated dominator (β multiplies along
-// chains).
-func (in *instance) lpDominated() ([]int, []float64) {
-	nR := in.nR
-	ratio := func(s, t int) float64 {
-		if in.limit[t] > 0 || t == s {
-			return math.Inf(1)
-		}
-		bs := in.tBits[s*in.words : (s+1)*in.words]
-		bt := in.tBits[t*in.words : (t+1)*in.words]
-		for w, b := range bs {
-			if b&^bt[w] != 0 {
-				return math.Inf(1)
-			}
-		}
-		beta := 0.0
-		for j := 0; j < nR; j++ {
-			cs, ct := in.capa[s*nR+j], in.capa[t*nR+j]
-			if cs == 0 {
-				continue
-			}
-			if ct == 0 {
-				return math.Inf(1)
-			}
-			beta = max(beta, float64(cs)/float64(ct))
-		}
-		return beta
-	}
-	dominated := func(s, t int, beta float64) bool {
-		cost := beta * in.price[t]
-		return cost < in.price[s] || (cost == in.price[s] && t < s && in.limit[s] == 0)
-	}
-	isDom := make([]bool, in.nT)
-	for s := range isDom {
-		for t := 0; t < in.nT && !isDom[s]; t++ {
-			b := ratio(s, t)
-			isDom[s] = !math.IsInf(b, 1) && dominated(s, t, b)
-		}
-	}
-	dom := make([]int, in.nT)
-	betas := make([]float64, in.nT)
-	for s := range dom {
-		dom[s] = -1
-		for t := 0; t < in.nT && isDom[s]; t++ {
-			if b := ratio(s, t); !isDom[t] && !math.IsInf(b, 1) && dominated(s, t, b) {
-				dom[s], betas[s] = t, b
-				break
-			}
-		}
-	}
-	return dom, betas
 }

@@ -175,3 +175,58 @@ func checkLPs(t fataler, p *Problem, r Result) {
 		t.Fatalf("exact Configuration %.12g below Covering %.12g\n%s", r.Configuration, r.Covering, describe(p))
 	}
 }
+
+// certifyAt runs the certificate alone at arbitrary prices.
+func certifyAt(in *instance, pi []float64, bounded bool, nodes int) float64 {
+	top := int8(1)
+	if bounded {
+		top = 2
+	}
+	kn := newKnap(in, bounded)
+	cert := newCertificate(in, top)
+	for t := 0; t < in.nT; t++ {
+		kn.load(t, pi)
+		if kn.n == 0 {
+			cert.set(t, 0, top)
+		} else {
+			cert.set(t, kn.cheap(), 0)
+		}
+	}
+	cert.start(pi)
+	return cert.solve(func(t int) {
+		kn.load(t, pi)
+		ub := min(cert.vt[t], kn.relax())
+		level := cert.level[t] + 1
+		if level >= 2 {
+			ub = min(ub, kn.branch(nodes))
+		}
+		cert.set(t, ub, min(level, top))
+	})
+}
+
+// TestCertificateAnyPrices: the certificate is a bound at any prices, however far from an LP's
+// duals and however large (an LP's degenerate duals can be huge), with any branch-and-bound
+// budget.
+func TestCertificateAnyPrices(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		p := smallProblem(rapidChooser{rt})
+		in, status := prepare(p)
+		if status != solvable || in.nK == 0 {
+			return
+		}
+		opt := bruteForce(p)
+		pi := make([]float64, in.nK)
+		for k := range pi {
+			pi[k] = rapid.Float64Range(0, 4).Draw(rt, "pi")
+			if rapid.IntRange(0, 4).Draw(rt, "huge") == 4 {
+				pi[k] *= math.Pow(10, float64(rapid.IntRange(3, 12).Draw(rt, "exp")))
+			}
+		}
+		for _, bounded := range []bool{false, true} {
+			nodes := rapid.IntRange(1, 50).Draw(rt, "nodes")
+			if g := safe(certifyAt(in, pi, bounded, nodes)); math.IsNaN(g) || g > opt+1e-9 {
+				rt.Fatalf("bounded %v: certificate %.12g at prices %v exceeds the optimum %.12g\n%s", bounded, g, pi, opt, describe(p))
+			}
+		}
+	})
+}

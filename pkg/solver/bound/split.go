@@ -44,8 +44,24 @@ func (in *instance) split() []*instance {
 	}
 	parts := make([]*instance, len(roots))
 	newIndex := make([]int32, in.nK)
+	nK := make([]int, len(roots))
+	nT := make([]int, len(roots))
+	entries := make([]int, len(roots))
+	for k := range part {
+		nK[part[k]]++
+	}
+	for t := 0; t < in.nT; t++ {
+		p := part[in.tCls[in.tOff[t]]]
+		nT[p]++
+		entries[p] += int(in.tOff[t+1] - in.tOff[t])
+	}
 	for i := range parts {
-		parts[i] = &instance{nR: in.nR, res: in.res, gcap: in.gcap, anyNode: math.Inf(1)}
+		s := &instance{nR: in.nR, res: in.res, gcap: in.gcap, anyNode: math.Inf(1)}
+		s.count = make([]int64, 0, nK[i])
+		s.dem = make([]int64, 0, nK[i]*in.nR)
+		s.group = make([]int, 0, nK[i])
+		s.reserve(nT[i], entries[i])
+		parts[i] = s
 	}
 	for k := 0; k < in.nK; k++ {
 		s := parts[part[k]]

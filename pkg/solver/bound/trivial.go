@@ -62,11 +62,15 @@ func cover1D(n int64, items []item1D) float64 {
 	}
 	// Unlimited items: keep only those that hold more than every cheaper one.
 	var free, pieces []item1D
-	slices.SortStableFunc(items, func(a, b item1D) int {
+	// Items equal in every field are interchangeable, so an unstable sort is deterministic.
+	slices.SortFunc(items, func(a, b item1D) int {
 		if r := cmp.Compare(a.c, b.c); r != 0 {
 			return r
 		}
-		return cmp.Compare(b.u, a.u)
+		if r := cmp.Compare(b.u, a.u); r != 0 {
+			return r
+		}
+		return cmp.Compare(a.m, b.m)
 	})
 	var most int64
 	for _, it := range items {
@@ -122,8 +126,14 @@ func cheapestHolding(free []item1D, u int64) float64 {
 }
 
 func cover1DLP(n int64, items []item1D) float64 {
-	slices.SortStableFunc(items, func(a, b item1D) int {
-		return cmp.Compare(a.c/float64(a.u), b.c/float64(b.u))
+	slices.SortFunc(items, func(a, b item1D) int {
+		if r := cmp.Compare(a.c/float64(a.u), b.c/float64(b.u)); r != 0 {
+			return r
+		}
+		if r := cmp.Compare(a.u, b.u); r != 0 {
+			return r
+		}
+		return cmp.Compare(a.m, b.m)
 	})
 	left, cost := float64(n), 0.0
 	for _, it := range items {

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tenon-sh/tenon/pkg/manifest"
+	"github.com/tenon-sh/tenon/pkg/plan"
+	"github.com/tenon-sh/tenon/pkg/solver"
+)
+
+func newPlan() *cobra.Command {
+	var files, nodes []string
+	var region, output string
+	cmd := &cobra.Command{
+		Use:   "plan -f nodepools.yaml -f workload.yaml [--nodes existing.yaml]",
+		Short: "Show the nodes tenon would buy for a workload, offline",
+		Long: `plan runs tenon's solver over manifests, with no cluster: NodePools (and a simulated
+NodeClass, if given), workloads (Pods, Deployments, StatefulSets, Jobs, CronJobs, ReplicaSets)
+expanded into the pods their controllers would create, and DaemonSets. --nodes adds a cluster's
+existing Nodes and the Pods bound to them. It prints the NodeClaims it would create with their
+price, the pods that fit on existing nodes, the pods that cannot be scheduled and why, the
+total $/h, and a proven lower bound on what any plan must cost.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(files) == 0 {
+				return fmt.Errorf("no manifests: give at least one -f FILE")
+			}
+			if output != "table" && output != "json" {
+				return fmt.Errorf("unknown output format %q: use table or json", output)
+			}
+			work, err := manifest.Load(files...)
+			if err != nil {
+				return err
+			}
+			var existing *manifest.Set
+			if len(nodes) > 0 {
+				if existing, err = manifest.Load(nodes...); err != nil {
+					return err
+				}
+			}
+			if len(work.NodePools) == 0 {
+				return fmt.Errorf("the manifests define no NodePool: tenon can only buy nodes through a NodePool")
+			}
+			snap, err := plan.Snapshot(work, existing, plan.Options{Region: region, InstanceTypes: plan.SimulatedInstanceTypes(time.Now())})
+			if err != nil {
+				return err
+			}
+			p, err := solver.Solve(snap, solver.Options{})
+			if err != nil {
+				return err
+			}
+			res := plan.NewResult(p)
+			if output == "json" {
+				return res.WriteJSON(cmd.OutOrStdout())
+			}
+			return res.WriteTable(cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file or directory (repeatable; - for stdin)")
+	cmd.Flags().StringArrayVar(&nodes, "nodes", nil, "manifests of existing Nodes and the Pods bound to them (repeatable)")
+	cmd.Flags().StringVar(&region, "region", "us-east-1", "region of the instance catalog for NodePools without a simulated NodeClass")
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json")
+	return cmd
+}

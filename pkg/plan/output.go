@@ -1,0 +1,177 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/tenon-sh/tenon/pkg/snapshot"
+	"github.com/tenon-sh/tenon/pkg/solver"
+)
+
+// Result is the JSON form of a plan: the stable schema `tenon plan -o json` prints.
+type Result struct {
+	Claims        []Claim         `json:"claims"`
+	Placements    []Placement     `json:"placements"`
+	Unschedulable []Unschedulable `json:"unschedulable"`
+	// TotalPrice is the $/h of the new claims; LowerBound a proven floor under it; CostOverBound
+	// their ratio (1 when both are 0).
+	TotalPrice    float64 `json:"totalPrice"`
+	LowerBound    float64 `json:"lowerBound"`
+	CostOverBound float64 `json:"costOverBound"`
+	// Relaxed counts pods placed after a preference of theirs was dropped.
+	Relaxed int `json:"relaxed"`
+}
+
+// Claim is one new NodeClaim.
+type Claim struct {
+	NodePool     string `json:"nodePool"`
+	InstanceType string `json:"instanceType"`
+	Zone         string `json:"zone"`
+	CapacityType string `json:"capacityType"`
+	// ReservationID is set when the claim launches into reserved capacity.
+	ReservationID string  `json:"reservationID,omitempty"`
+	Price         float64 `json:"price"`
+	// Pods are namespace/name.
+	Pods []string `json:"pods"`
+	// InstanceTypeOptions is how many types the claim allows (cheapest first, the first launched).
+	InstanceTypeOptions int `json:"instanceTypeOptions"`
+	// Requests are what its pods and DaemonSets ask of the node, as quantities.
+	Requests map[string]string `json:"requests"`
+}
+
+// Placement is a pending pod planned onto an existing node or in-flight claim.
+type Placement struct {
+	Pod  string `json:"pod"`
+	Node string `json:"node"`
+}
+
+// Unschedulable is a pod that cannot be placed, with the reason for each NodePool.
+type Unschedulable struct {
+	Pod     string          `json:"pod"`
+	Reason  string          `json:"reason"`
+	Reasons []solver.Reason `json:"reasons"`
+}
+
+// NewResult converts a plan.
+func NewResult(p *solver.Plan) *Result {
+	r := &Result{TotalPrice: round(p.Price), LowerBound: round(p.LowerBound), Relaxed: p.Relaxed, CostOverBound: 1}
+	if p.LowerBound > 0 {
+		r.CostOverBound = round(p.Price / p.LowerBound)
+	} else if p.Price > 0 {
+		r.CostOverBound = math.Inf(1)
+	}
+	r.Claims = make([]Claim, 0, len(p.Claims))
+	for _, c := range p.Claims {
+		cl := Claim{
+			NodePool: c.NodePool, InstanceType: c.InstanceType.Name, Zone: c.Offering.Zone,
+			CapacityType: c.Offering.CapacityType, ReservationID: c.Offering.ReservationID,
+			Price: round(c.Price), InstanceTypeOptions: len(c.InstanceTypes), Requests: map[string]string{},
+		}
+		for _, pod := range c.Pods {
+			cl.Pods = append(cl.Pods, snapshot.PodKey(pod))
+		}
+		for name, q := range c.Requests.Add(c.DaemonSetOverhead).ResourceList() {
+			cl.Requests[string(name)] = q.String()
+		}
+		r.Claims = append(r.Claims, cl)
+	}
+	r.Placements = make([]Placement, 0, len(p.Placements))
+	for _, pl := range p.Placements {
+		r.Placements = append(r.Placements, Placement{Pod: snapshot.PodKey(pl.Pod), Node: pl.Node})
+	}
+	r.Unschedulable = make([]Unschedulable, 0, len(p.Unschedulable))
+	for _, u := range p.Unschedulable {
+		r.Unschedulable = append(r.Unschedulable, Unschedulable{Pod: snapshot.PodKey(u.Pod), Reason: u.Message(), Reasons: u.Reasons})
+	}
+	return r
+}
+
+func round(f float64) float64 {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return f
+	}
+	return math.Round(f*1e6) / 1e6
+}
+
+// WriteJSON writes the result as indented JSON.
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteTable writes the result for a person: the claims grouped by shape, the placements, the
+// unschedulable pods with reasons, and the totals.
+func (r *Result) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	type group struct {
+		Claim
+		count, pods int
+	}
+	groups := map[string]*group{}
+	var order []string
+	for _, c := range r.Claims {
+		k := strings.Join([]string{c.NodePool, c.InstanceType, c.Zone, c.CapacityType, c.ReservationID}, "\x00")
+		g, ok := groups[k]
+		if !ok {
+			g = &group{Claim: c}
+			groups[k] = g
+			order = append(order, k)
+		}
+		g.count++
+		g.pods += len(c.Pods)
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := groups[order[i]], groups[order[j]]
+		return a.Price*float64(a.count) > b.Price*float64(b.count)
+	})
+	fmt.Fprintf(tw, "NODEPOOL\tINSTANCE TYPE\tZONE\tCAPACITY\tNODES\t$/H EACH\t$/H\tPODS\n")
+	for _, k := range order {
+		g := groups[k]
+		ct := g.CapacityType
+		if g.ReservationID != "" {
+			ct += " (" + g.ReservationID + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.4f\t%.4f\t%d\n", g.NodePool, g.InstanceType, g.Zone, ct, g.count, g.Price, g.Price*float64(g.count), g.pods)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(r.Placements) > 0 {
+		byNode := map[string]int{}
+		for _, p := range r.Placements {
+			byNode[p.Node]++
+		}
+		nodes := make([]string, 0, len(byNode))
+		for n := range byNode {
+			nodes = append(nodes, n)
+		}
+		sort.Strings(nodes)
+		fmt.Fprintf(w, "\n%d pods fit on existing nodes:", len(r.Placements))
+		for _, n := range nodes {
+			fmt.Fprintf(w, " %s (%d)", n, byNode[n])
+		}
+		fmt.Fprintln(w)
+	}
+	if len(r.Unschedulable) > 0 {
+		fmt.Fprintf(w, "\n%d pods cannot be scheduled:\n", len(r.Unschedulable))
+		for _, u := range r.Unschedulable {
+			fmt.Fprintf(w, "  %s: %s\n", u.Pod, u.Reason)
+		}
+	}
+	ratio := "n/a"
+	if r.LowerBound > 0 {
+		ratio = fmt.Sprintf("%.3f", r.CostOverBound)
+	}
+	fmt.Fprintf(w, "\n%d new nodes, $%.4f/h; lower bound $%.4f/h (cost/bound %s)", len(r.Claims), r.TotalPrice, r.LowerBound, ratio)
+	if r.Relaxed > 0 {
+		fmt.Fprintf(w, "; %d pods placed after relaxing a preference", r.Relaxed)
+	}
+	fmt.Fprintln(w)
+	return nil
+}
