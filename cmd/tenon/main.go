@@ -24,6 +24,6 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newPlan())
+	root.AddCommand(newPlan(), newController())
 	return root
 }

@@ -1,0 +1,331 @@
+package provisioning
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider"
+	"github.com/tenon-sh/tenon/pkg/snapshot"
+	"github.com/tenon-sh/tenon/pkg/solver"
+	"github.com/tenon-sh/tenon/pkg/state"
+)
+
+// Event reasons the provisioner records on pods and NodePools.
+const (
+	EventNominated         = "Nominated"
+	EventFailedScheduling  = "FailedScheduling"
+	EventFailedValidation  = "FailedValidation"
+	EventNodeClassNotReady = "NodeClassNotReady"
+)
+
+// Options tune the provisioner.
+type Options struct {
+	// BatchIdle closes a batch once no new pending pod has come for this long (default 1s);
+	// BatchMax closes it this long after it opened whatever happens (default 10s).
+	BatchIdle, BatchMax time.Duration
+	// Schedulers are the scheduler names whose pods tenon provisions for (default
+	// default-scheduler).
+	Schedulers []string
+	// CreateWorkers is how many NodeClaims are created at once (default 16).
+	CreateWorkers int
+	// Bound computes the plan's proven lower bound for every batch (reported in metrics and
+	// logs); it costs time on large batches.
+	Bound bool
+}
+
+func (o *Options) defaults() {
+	if o.BatchIdle <= 0 {
+		o.BatchIdle = time.Second
+	}
+	if o.BatchMax <= 0 {
+		o.BatchMax = 10 * time.Second
+	}
+	if len(o.Schedulers) == 0 {
+		o.Schedulers = []string{corev1.DefaultSchedulerName}
+	}
+	if o.CreateWorkers <= 0 {
+		o.CreateWorkers = 16
+	}
+}
+
+// OfferingFilter marks offerings that recently failed as unavailable.
+type OfferingFilter interface {
+	Apply(types []*catalog.InstanceType) []*catalog.InstanceType
+}
+
+// Provisioner turns pending pods into NodeClaims.
+type Provisioner struct {
+	kube     client.Client
+	cluster  *state.Cluster
+	cloud    cloudprovider.CloudProvider
+	filter   OfferingFilter
+	recorder record.EventRecorder
+	clock    clock.Clock
+	opts     Options
+	batcher  *Batcher
+	log      logr.Logger
+}
+
+// Deps are what the provisioner works with.
+type Deps struct {
+	Client   client.Client
+	Cluster  *state.Cluster
+	Cloud    cloudprovider.CloudProvider
+	Filter   OfferingFilter // optional
+	Recorder record.EventRecorder
+	Clock    clock.Clock // default: the real clock
+	Log      logr.Logger
+}
+
+// New returns a provisioner.
+func New(d Deps, opts Options) *Provisioner {
+	opts.defaults()
+	if d.Clock == nil {
+		d.Clock = clock.RealClock{}
+	}
+	return &Provisioner{
+		kube: d.Client, cluster: d.Cluster, cloud: d.Cloud, filter: d.Filter, recorder: d.Recorder,
+		clock: d.Clock, opts: opts, batcher: NewBatcher(d.Clock, opts.BatchIdle, opts.BatchMax), log: d.Log,
+	}
+}
+
+var _ manager.LeaderElectionRunnable = (*Provisioner)(nil)
+
+// NeedLeaderElection says that only the leader provisions.
+func (p *Provisioner) NeedLeaderElection() bool { return true }
+
+// Trigger asks for a batch to be provisioned soon.
+func (p *Provisioner) Trigger() { p.batcher.Trigger() }
+
+// Register triggers a batch whenever a pod becomes provisionable, and when a NodeClaim or Node
+// goes away (its pods need room again).
+func (p *Provisioner) Register(ctx context.Context, informers cache.Informers) error {
+	podInf, err := informers.GetInformer(ctx, &corev1.Pod{})
+	if err != nil {
+		return err
+	}
+	check := func(o any) {
+		if pod, ok := o.(*corev1.Pod); ok && IsProvisionable(pod, p.opts.Schedulers) {
+			p.Trigger()
+		}
+	}
+	if _, err := podInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: check, UpdateFunc: func(_, o any) { check(o) }}); err != nil {
+		return err
+	}
+	for _, obj := range []client.Object{&apisv1.NodeClaim{}, &corev1.Node{}} {
+		inf, err := informers.GetInformer(ctx, obj)
+		if err != nil {
+			return err
+		}
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: func(any) { p.Trigger() }}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Start provisions batch after batch until ctx ends. Pods pending when it starts get a batch.
+func (p *Provisioner) Start(ctx context.Context) error {
+	p.Trigger()
+	for p.batcher.Wait(ctx) {
+		if _, err := p.Schedule(ctx); err != nil && ctx.Err() == nil {
+			p.log.Error(err, "provisioning failed")
+		}
+	}
+	return nil
+}
+
+// Result summarizes one batch.
+type Result struct {
+	Pods          int
+	Invalid       int
+	Claims        []*apisv1.NodeClaim
+	Nominated     int
+	Unschedulable int
+	Plan          *solver.Plan
+}
+
+// Schedule provisions for the pods pending now: it validates them, solves, creates NodeClaims,
+// nominates, and records events.
+func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
+	start := p.clock.Now()
+	res := &Result{}
+	var pending []*corev1.Pod
+	for _, pod := range p.cluster.Pods() {
+		if IsProvisionable(pod, p.opts.Schedulers) {
+			pending = append(pending, pod)
+		}
+	}
+	pending = append(pending, p.cluster.PodsToReschedule()...)
+	res.Pods = len(pending)
+	if len(pending) == 0 {
+		return res, nil
+	}
+	pools := map[string]*apisv1.NodePool{}
+	for _, np := range p.cluster.NodePools() {
+		if np.DeletionTimestamp == nil && !np.IsStatic() {
+			pools[np.Name] = np
+		}
+	}
+	var pods []*corev1.Pod
+	for _, pod := range pending {
+		valid, err := p.validate(ctx, pod, pools)
+		if err != nil {
+			res.Invalid++
+			p.recorder.Eventf(pod, corev1.EventTypeWarning, EventFailedValidation, "tenon cannot plan for this pod: %v", err)
+			continue
+		}
+		pods = append(pods, valid)
+	}
+	snap, err := p.snapshot(ctx, pools)
+	if err != nil {
+		p.log.Error(err, "some objects could not be read; planning with the rest")
+	}
+	snap.Pods = pods
+	plan, err := solver.Solve(snap, solver.Options{SkipBound: !p.opts.Bound})
+	if err != nil {
+		return res, fmt.Errorf("solving %d pods: %w", len(pods), err)
+	}
+	res.Plan = plan
+	solveDuration.Observe(p.clock.Since(start).Seconds())
+	batchPods.Observe(float64(len(pods)))
+
+	res.Claims, err = p.createClaims(ctx, plan, pools)
+	for _, pl := range plan.Placements {
+		p.cluster.Nominate(pl.Node)
+		kind := "node"
+		if pl.InFlight {
+			kind = "nodeclaim"
+		}
+		p.recorder.Eventf(pl.Pod, corev1.EventTypeNormal, EventNominated, "Pod should schedule on: %s/%s", kind, pl.Node)
+		res.Nominated++
+	}
+	for _, u := range plan.Unschedulable {
+		p.recorder.Eventf(u.Pod, corev1.EventTypeWarning, EventFailedScheduling, "tenon cannot place the pod: %s", u.Message())
+	}
+	res.Unschedulable = len(plan.Unschedulable)
+	unschedulablePods.Set(float64(res.Unschedulable))
+	p.log.Info("provisioned", "pods", len(pods), "invalid", res.Invalid, "nodeclaims", len(res.Claims),
+		"nominated", res.Nominated, "unschedulable", res.Unschedulable, "pricePerHour", plan.Price,
+		"lowerBound", plan.LowerBound, "duration", p.clock.Since(start).String())
+	return res, err
+}
+
+// validate returns the pod to plan for (with its volumes' topology as node affinity) or why it
+// cannot be planned for.
+func (p *Provisioner) validate(ctx context.Context, pod *corev1.Pod, pools map[string]*apisv1.NodePool) (*corev1.Pod, error) {
+	if name, ok := pod.Spec.NodeSelector[apisv1.NodePoolLabelKey]; ok {
+		if _, exists := pools[name]; !exists {
+			return nil, fmt.Errorf("it selects nodepool %q, which does not exist", name)
+		}
+	}
+	terms, err := volumeTopology(ctx, p.kube, pod)
+	if err != nil {
+		return nil, err
+	}
+	if len(terms) > 0 {
+		return withVolumeTopology(pod, terms), nil
+	}
+	return pod, nil
+}
+
+// snapshot gathers the solver's view of the cluster: the NodePools with their instance types
+// (offerings that recently failed marked unavailable), the nodes and claims in flight, the
+// DaemonSets and namespace labels.
+func (p *Provisioner) snapshot(ctx context.Context, pools map[string]*apisv1.NodePool) (*solver.Snapshot, error) {
+	snap := &solver.Snapshot{DaemonSets: p.cluster.DaemonSets(), NamespaceLabels: p.cluster.NamespaceLabels()}
+	types := map[string]map[string]*catalog.InstanceType{}
+	var errs []error
+	for _, np := range p.cluster.NodePools() {
+		if pools[np.Name] == nil {
+			continue
+		}
+		its, err := p.cloud.GetInstanceTypes(ctx, np)
+		if err != nil {
+			if cloudprovider.IsNodeClassNotReady(err) {
+				p.recorder.Eventf(np, corev1.EventTypeWarning, EventNodeClassNotReady, "%v", err)
+			}
+			errs = append(errs, fmt.Errorf("nodepool %s: %w", np.Name, err))
+			continue
+		}
+		if p.filter != nil {
+			its = p.filter.Apply(its)
+		}
+		byName := make(map[string]*catalog.InstanceType, len(its))
+		for _, it := range its {
+			byName[it.Name] = it
+		}
+		types[np.Name] = byName
+		sp, err := snapshot.NodePool(np, its, p.cluster.Usage(np.Name))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		snap.NodePools = append(snap.NodePools, sp)
+	}
+	nodes, err := p.cluster.SolverNodes(func(pool, name string) (*catalog.InstanceType, bool) {
+		it, ok := types[pool][name]
+		return it, ok
+	})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	snap.Nodes = nodes
+	return snap, errors.Join(errs...)
+}
+
+// createClaims creates the plan's NodeClaims, a few at a time, adds each to the mirror at once
+// (so the next batch sees it in flight), and nominates it for its pods.
+func (p *Provisioner) createClaims(ctx context.Context, plan *solver.Plan, pools map[string]*apisv1.NodePool) ([]*apisv1.NodeClaim, error) {
+	out := make([]*apisv1.NodeClaim, len(plan.Claims))
+	errs := make([]error, len(plan.Claims))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < p.opts.CreateWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				c := plan.Claims[i]
+				nc := snapshot.NodeClaim(c, pools[c.NodePool])
+				if err := p.kube.Create(ctx, nc); err != nil {
+					errs[i] = fmt.Errorf("creating a nodeclaim of nodepool %s: %w", c.NodePool, err)
+					continue
+				}
+				out[i] = nc
+				p.cluster.UpdateNodeClaim(nc)
+				p.cluster.Nominate(nc.Name)
+				nodeClaimsCreated.WithLabelValues(c.NodePool).Inc()
+				for _, pod := range c.Pods {
+					p.recorder.Eventf(pod, corev1.EventTypeNormal, EventNominated, "Pod should schedule on: nodeclaim/%s", nc.Name)
+				}
+			}
+		}()
+	}
+	for i := range plan.Claims {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	var created []*apisv1.NodeClaim
+	for _, nc := range out {
+		if nc != nil {
+			created = append(created, nc)
+		}
+	}
+	return created, errors.Join(errs...)
+}

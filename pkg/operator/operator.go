@@ -1,0 +1,115 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/tenon-sh/tenon/pkg/cloudprovider"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated"
+	"github.com/tenon-sh/tenon/pkg/controllers/provisioning"
+	"github.com/tenon-sh/tenon/pkg/state"
+)
+
+// Options configure the controller process. Every field has a flag in `tenon controller`.
+type Options struct {
+	// CloudProvider names the provider: "simulated" (the default) is the only one so far.
+	CloudProvider string
+	// MetricsAddr serves Prometheus metrics ("0" disables); HealthAddr serves /healthz and
+	// /readyz.
+	MetricsAddr, HealthAddr string
+	// LeaderElection makes only one replica act; LeaderElectionNamespace holds its Lease.
+	LeaderElection          bool
+	LeaderElectionNamespace string
+	LeaderElectionID        string
+	Provisioning            provisioning.Options
+}
+
+// Operator is a running tenon controller process.
+type Operator struct {
+	Manager     manager.Manager
+	Cluster     *state.Cluster
+	Cloud       cloudprovider.CloudProvider
+	Provisioner *provisioning.Provisioner
+}
+
+// New builds the manager, the mirror, the provider and the controllers. Nothing runs until
+// Start.
+func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (*Operator, error) {
+	if opts.CloudProvider == "" {
+		opts.CloudProvider = simulated.ProviderName
+	}
+	if opts.LeaderElectionID == "" {
+		opts.LeaderElectionID = "tenon-leader"
+	}
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 200, 400
+	}
+	renew, lease := 10*time.Second, 15*time.Second
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  Scheme,
+		Logger:                  log,
+		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:  opts.HealthAddr,
+		LeaderElection:          opts.LeaderElection,
+		LeaderElectionID:        opts.LeaderElectionID,
+		LeaderElectionNamespace: opts.LeaderElectionNamespace,
+		LeaseDuration:           &lease,
+		RenewDeadline:           &renew,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	o := &Operator{Manager: mgr, Cluster: state.NewCluster(clock.RealClock{})}
+	switch opts.CloudProvider {
+	case simulated.ProviderName:
+		p, err := simulated.New(simulated.Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()})
+		if err != nil {
+			return nil, err
+		}
+		if err := p.SetupWithManager(mgr); err != nil {
+			return nil, err
+		}
+		o.Cloud = p
+	default:
+		return nil, fmt.Errorf("unknown cloud provider %q (available: %s)", opts.CloudProvider, simulated.ProviderName)
+	}
+	if err := o.Cluster.Register(ctx, mgr.GetCache()); err != nil {
+		return nil, err
+	}
+	o.Provisioner = provisioning.New(provisioning.Deps{
+		Client: mgr.GetClient(), Cluster: o.Cluster, Cloud: o.Cloud,
+		Recorder: mgr.GetEventRecorderFor("tenon"), Log: log.WithName("provisioner"),
+	}, opts.Provisioning)
+	if err := o.Provisioner.Register(ctx, mgr.GetCache()); err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(o.Provisioner); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("readyz", func(req *http.Request) error {
+		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+			return fmt.Errorf("caches not synced")
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// Start runs everything until ctx ends.
+func (o *Operator) Start(ctx context.Context) error { return o.Manager.Start(ctx) }
