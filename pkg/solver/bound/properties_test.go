@@ -1,6 +1,7 @@
 package bound
 
 import (
+	"flag"
 	"math"
 	"testing"
 
@@ -135,7 +136,23 @@ func checkAgainstBruteForce(t fataler, p *Problem, r Result) float64 {
 // optimum, is deterministic, and its LPs agree with gonum's solution of the full LPs.
 func TestNeverAboveOptimum(t *testing.T) {
 	var stats tightness
-	rapid.Check(t, func(rt *rapid.T) {
+	for range repetitions() {
+		rapid.Check(t, neverAboveOptimum(&stats))
+	}
+	stats.log(t)
+}
+
+// repetitions runs rapid's default 100 cases ten times over (the checks are cheap); an explicit
+// -rapid.checks is taken as given.
+func repetitions() int {
+	if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == f.DefValue {
+		return 10
+	}
+	return 1
+}
+
+func neverAboveOptimum(stats *tightness) func(*rapid.T) {
+	return func(rt *rapid.T) {
 		p := smallProblem(rapidChooser{rt})
 		r := Lower(p)
 		if again := Lower(p); again != r {
@@ -147,8 +164,7 @@ func TestNeverAboveOptimum(t *testing.T) {
 			return
 		}
 		checkLPs(rt, p, r)
-	})
-	stats.log(t)
+	}
 }
 
 // checkLPs compares the covering and configuration bounds with the full LPs solved by gonum.
@@ -208,25 +224,29 @@ func certifyAt(in *instance, pi []float64, bounded bool, nodes int) float64 {
 // duals and however large (an LP's degenerate duals can be huge), with any branch-and-bound
 // budget.
 func TestCertificateAnyPrices(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
-		p := smallProblem(rapidChooser{rt})
-		in, status := prepare(p)
-		if status != solvable || in.nK == 0 {
-			return
+	for range repetitions() {
+		rapid.Check(t, certificateAnyPrices)
+	}
+}
+
+func certificateAnyPrices(rt *rapid.T) {
+	p := smallProblem(rapidChooser{rt})
+	in, status := prepare(p)
+	if status != solvable || in.nK == 0 {
+		return
+	}
+	opt := bruteForce(p)
+	pi := make([]float64, in.nK)
+	for k := range pi {
+		pi[k] = rapid.Float64Range(0, 4).Draw(rt, "pi")
+		if rapid.IntRange(0, 4).Draw(rt, "huge") == 4 {
+			pi[k] *= math.Pow(10, float64(rapid.IntRange(3, 12).Draw(rt, "exp")))
 		}
-		opt := bruteForce(p)
-		pi := make([]float64, in.nK)
-		for k := range pi {
-			pi[k] = rapid.Float64Range(0, 4).Draw(rt, "pi")
-			if rapid.IntRange(0, 4).Draw(rt, "huge") == 4 {
-				pi[k] *= math.Pow(10, float64(rapid.IntRange(3, 12).Draw(rt, "exp")))
-			}
+	}
+	for _, bounded := range []bool{false, true} {
+		nodes := rapid.IntRange(1, 50).Draw(rt, "nodes")
+		if g := safe(certifyAt(in, pi, bounded, nodes)); math.IsNaN(g) || g > opt+1e-9 {
+			rt.Fatalf("bounded %v: certificate %.12g at prices %v exceeds the optimum %.12g\n%s", bounded, g, pi, opt, describe(p))
 		}
-		for _, bounded := range []bool{false, true} {
-			nodes := rapid.IntRange(1, 50).Draw(rt, "nodes")
-			if g := safe(certifyAt(in, pi, bounded, nodes)); math.IsNaN(g) || g > opt+1e-9 {
-				rt.Fatalf("bounded %v: certificate %.12g at prices %v exceeds the optimum %.12g\n%s", bounded, g, pi, opt, describe(p))
-			}
-		}
-	})
+	}
 }

@@ -3,6 +3,7 @@ package bound
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -57,32 +58,56 @@ func mergeLimited(list []*candidate) []*candidate {
 
 // dropDominated marks every type that an unlimited type beats: no dearer, at least as large in
 // every relevant resource, and usable by every class that can use it. Any packing can move such
-// a type's nodes to the dominating type at no extra cost, so the optimum is unchanged. Of types
-// that dominate each other (identical ones) the first is kept, so the relation is a strict order
-// and every dropped type has an undropped dominator.
+// a type's nodes to the dominating type at no extra cost, so the optimum is unchanged.
+//
+// Types are visited so that a dominator comes before what it dominates (by price, then more
+// classes, then more capacity in total, then index), and each is checked against the unlimited
+// types kept so far: a type dominated by a dropped one is dominated by whatever dropped that
+// (dominance is transitive), so the kept ones suffice. Of identical types the first is kept.
 func dropDominated(list []*candidate) {
-	var doms []int
+	type key struct {
+		classes int
+		total   int64
+	}
+	keys := make([]key, len(list))
 	for i, c := range list {
-		if c.limit == 0 {
-			doms = append(doms, i)
+		for _, b := range c.classes {
+			keys[i].classes += bits.OnesCount64(b)
+		}
+		for _, v := range c.capa {
+			keys[i].total += v
 		}
 	}
-	slices.SortFunc(doms, func(x, y int) int {
+	order := make([]int, len(list))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(x, y int) int {
 		if c := cmp.Compare(list[x].price, list[y].price); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(keys[y].classes, keys[x].classes); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(keys[y].total, keys[x].total); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(list[x].limit, list[y].limit); c != 0 { // unlimited (0) first
 			return c
 		}
 		return cmp.Compare(x, y)
 	})
-	for si, s := range list {
-		for _, ti := range doms {
-			t := list[ti]
-			if t.price > s.price {
-				break
-			}
-			if ti != si && dominates(t, s) && (ti < si || s.limit > 0 || !dominates(s, t)) {
+	var kept []*candidate
+	for _, i := range order {
+		s := list[i]
+		for _, t := range kept {
+			if dominates(t, s) {
 				s.dropped = true
 				break
 			}
+		}
+		if !s.dropped && s.limit == 0 {
+			kept = append(kept, s)
 		}
 	}
 }
