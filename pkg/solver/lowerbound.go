@@ -1,6 +1,9 @@
 package solver
 
 import (
+	"fmt"
+
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/solver/bound"
 )
 
@@ -55,6 +58,7 @@ func (s *solve) boundProblem() *bound.Problem {
 		prob.Types = append(prob.Types, bound.Type{Name: t.node.Name, Price: 0, Capacity: free, MaxCount: 1})
 	}
 	groups := map[*group]int{}
+	merged := map[boundKey]int{}
 	for _, c := range s.classes {
 		placed := c.placed
 		if placed == 0 {
@@ -108,9 +112,22 @@ func (s *solve) boundProblem() *bound.Problem {
 				break
 			}
 		}
+		// Classes that differ only in what the bound ignores (labels, preferences) are one.
+		k := boundKey{demand: c.requests, group: grp, types: fmt.Sprint(types)}
+		if i, ok := merged[k]; ok {
+			prob.Classes[i].Count += placed
+			continue
+		}
+		merged[k] = len(prob.Classes)
 		prob.Classes = append(prob.Classes, bound.Class{Count: placed, Demand: c.requests, Types: types, Group: grp})
 	}
 	return &prob
+}
+
+type boundKey struct {
+	demand scheduling.Resources
+	group  int
+	types  string
 }
 
 // hardCompatTarget is compatTarget with the required node affinity only.
