@@ -24,6 +24,6 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newPlan(), newController())
+	root.AddCommand(newPlan(), newController(), newUp())
 	return root
 }
