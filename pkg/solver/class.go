@@ -92,7 +92,7 @@ func (s *solve) compileClasses() error {
 	byKey := map[string]*class{}
 	var buf []byte
 	keys := s.selectorKeys()
-	for _, pod := range s.snap.Pods {
+	for _, pod := range s.pending {
 		buf = classKey(buf[:0], pod, keys)
 		if c, ok := byKey[string(buf)]; ok {
 			c.pods = append(c.pods, pod)
@@ -343,6 +343,11 @@ func taintString(t *corev1.Taint) string {
 // selectorKeys collects the label keys that any topology spread or pod (anti-)affinity selector
 // of a pending or running pod looks at, matchLabelKeys and mismatchLabelKeys included.
 func (s *solve) selectorKeys() map[string]bool {
+	return selectorKeys(s.pending, s.prep.existingKeys)
+}
+
+// selectorKeys collects the keys the selectors of pods look at, added to base.
+func selectorKeys(pods []*corev1.Pod, base map[string]bool) map[string]bool {
 	keys := map[string]bool{}
 	addSel := func(ls *metav1.LabelSelector) {
 		if ls == nil {
@@ -393,13 +398,11 @@ func (s *solve) selectorKeys() map[string]bool {
 			}
 		}
 	}
-	for _, p := range s.snap.Pods {
+	for _, p := range pods {
 		visit(p)
 	}
-	for i := range s.snap.Nodes {
-		for _, p := range s.snap.Nodes[i].Pods {
-			visit(p)
-		}
+	for k := range base {
+		keys[k] = true
 	}
 	return keys
 }

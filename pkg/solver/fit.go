@@ -22,7 +22,7 @@ var ephemeralTaints = map[string]bool{
 func (s *solve) compatTarget(c *class, t *target) bool {
 	if !c.nodeSpecific {
 		if c.sigCompat == nil {
-			c.sigCompat = make([]int8, len(s.targets)+1)
+			c.sigCompat = make([]int8, len(s.prep.base.targets)+1)
 		}
 		if t.sig < len(c.sigCompat) && c.sigCompat[t.sig] != 0 {
 			return c.sigCompat[t.sig] > 0

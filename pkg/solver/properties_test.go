@@ -181,3 +181,41 @@ func FuzzSolve(f *testing.F) {
 		}
 	}))
 }
+
+// TestPropertyPreparedReuse: solving on one Prepared several times, with nodes excluded, gives
+// the same plans as fresh solves, so nothing leaks from one solve into the next.
+func TestPropertyPreparedReuse(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		snap := drawSnapshot(t)
+		prep, err := Prepare(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for round := 0; round < 3; round++ {
+			var exclude []string
+			for _, n := range snap.Nodes {
+				if rapid.Bool().Draw(t, "exclude") {
+					exclude = append(exclude, n.Name)
+				}
+			}
+			opts := Options{ExcludeNodes: exclude}
+			got, err := prep.Solve(snap.Pods, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := Solve(snap, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Price != want.Price || got.LowerBound != want.LowerBound || len(got.Claims) != len(want.Claims) ||
+				len(got.Placements) != len(want.Placements) || len(got.Unschedulable) != len(want.Unschedulable) {
+				t.Fatalf("round %d (exclude %v): prepared solve %s differs from a fresh one %s", round, exclude, describe(got), describe(want))
+			}
+			for i := range got.Placements {
+				if got.Placements[i] != want.Placements[i] {
+					t.Fatalf("round %d: placement %d differs", round, i)
+				}
+			}
+		}
+	})
+}

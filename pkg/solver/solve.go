@@ -29,8 +29,10 @@ type Options struct {
 
 // solve holds the compiled state of one Solve.
 type solve struct {
-	snap *Snapshot
-	opts Options
+	snap    *Snapshot
+	opts    Options
+	prep    *Prepared
+	pending []*corev1.Pod
 
 	zones     []string // zone names by index
 	zoneIDs   []string
@@ -79,27 +81,26 @@ type daemon struct {
 // snapshot and options give the same plan. It fails only on snapshots it cannot represent (more
 // zones than it indexes); a pod it cannot place is reported in Plan.Unschedulable.
 func Solve(snap *Snapshot, opts Options) (*Plan, error) {
-	s, err := newSolve(snap, opts)
+	p, err := Prepare(snap)
 	if err != nil {
 		return nil, err
 	}
-	s.run()
-	return s.plan(), nil
+	return p.Solve(snap.Pods, opts)
 }
 
+// newSolve prepares the snapshot and instantiates a solve of its pending pods.
 func newSolve(snap *Snapshot, opts Options) (*solve, error) {
-	if opts.MaxInstanceTypes <= 0 {
-		opts.MaxInstanceTypes = MaxInstanceTypes
-	}
-	if opts.HostnamePrefix == "" {
-		opts.HostnamePrefix = "tenon-claim-"
-	}
-	s := &solve{snap: snap, opts: opts, zoneIndex: map[string]int{}, typeKeys: map[string]bool{}, reservationIndex: map[string]int{}}
-	if err := s.indexZones(); err != nil {
+	p, err := Prepare(snap)
+	if err != nil {
 		return nil, err
 	}
-	for i := range snap.DaemonSets {
-		d := &snap.DaemonSets[i]
+	return p.instantiate(snap.Pods, opts), nil
+}
+
+// compileDaemons reads the DaemonSets' pod templates.
+func (s *solve) compileDaemons() {
+	for i := range s.snap.DaemonSets {
+		d := &s.snap.DaemonSets[i]
 		if d.Pod == nil {
 			continue
 		}
@@ -114,7 +115,11 @@ func newSolve(snap *Snapshot, opts Options) (*solve, error) {
 		}
 		s.daemons = append(s.daemons, daemon{requests: req, tolerations: d.Pod.Spec.Tolerations, alts: alts})
 	}
-	pools := slices.Clone(snap.NodePools)
+}
+
+// compilePools compiles the NodePools, heaviest first (then by name).
+func (s *solve) compilePools() {
+	pools := slices.Clone(s.snap.NodePools)
 	slices.SortStableFunc(pools, func(a, b NodePool) int {
 		if c := cmp.Compare(b.Weight, a.Weight); c != 0 {
 			return c
@@ -124,10 +129,14 @@ func newSolve(snap *Snapshot, opts Options) (*solve, error) {
 	for i := range pools {
 		s.pools = append(s.pools, s.compilePool(i, &pools[i]))
 	}
+}
+
+// setupPending compiles the pending pods into classes against the pools and the topology, and
+// counts the pods already running.
+func (s *solve) setupPending() error {
 	s.topo = newTopology(s)
-	s.compileTargets()
 	if err := s.compileClasses(); err != nil {
-		return nil, err
+		return err
 	}
 	s.registerExisting()
 	for _, c := range s.classes {
@@ -150,8 +159,7 @@ func newSolve(snap *Snapshot, opts Options) (*solve, error) {
 			}
 		}
 	}
-	s.reservationsInit = append([]int(nil), s.reservations...)
-	return s, nil
+	return nil
 }
 
 // indexZones numbers every zone the snapshot mentions, and collects the label keys instance

@@ -19,6 +19,9 @@ type target struct {
 	free0  scheduling.Resources // free room before this solve placed anything
 	ports  []scheduling.HostPort
 	labels map[string]string
+	// base is the target's index among the prepared snapshot's targets (hostnames are renumbered
+	// per solve, since a solve may exclude nodes).
+	base int
 	// sig identifies nodes identical for requirement and taint checks (labels but the hostname,
 	// and taints), so a class is checked once per signature.
 	sig int
@@ -35,14 +38,10 @@ func (t *target) domain(s *solve, d int) int {
 // compileTargets turns the snapshot's nodes into targets, in the order they are tried:
 // initialized nodes, then uninitialized ones, then in-flight claims, each by name.
 func (s *solve) compileTargets() {
-	excluded := map[string]bool{}
-	for _, n := range s.opts.ExcludeNodes {
-		excluded[n] = true
-	}
 	nodes := make([]*Node, 0, len(s.snap.Nodes))
 	for i := range s.snap.Nodes {
 		n := &s.snap.Nodes[i]
-		if n.MarkedForDeletion || excluded[n.Name] {
+		if n.MarkedForDeletion {
 			continue
 		}
 		nodes = append(nodes, n)
@@ -93,7 +92,9 @@ func (s *solve) compileTargets() {
 			}
 		}
 		t.free0 = t.free
+		t.ports = t.ports[:len(t.ports):len(t.ports)]
 		t.sig = nodeSignature(sigs, n)
+		t.base = len(s.targets)
 		s.targets = append(s.targets, t)
 	}
 }
@@ -148,11 +149,18 @@ func nodeSignature(sigs map[string]int, n *Node) int {
 	return len(sigs) - 1
 }
 
-// countExisting adds the pods on every target to the topology groups.
+// countExisting adds the pods running on every target to the topology groups, from counts the
+// prepared snapshot keeps per group and target.
 func (s *solve) countExisting() {
-	for _, t := range s.targets {
-		for _, p := range t.node.Pods {
-			s.topo.countPod(p, func(d int) int { return t.domain(s, d) })
+	for _, g := range s.topo.order {
+		m := s.prep.memo(s.topo, g)
+		for _, t := range s.targets {
+			if n := m.count[t.base]; n > 0 {
+				g.add(t.domain(s, g.dim), n, true)
+			}
+			if n := m.owners[t.base]; n > 0 {
+				g.addOwners(t.domain(s, g.dim), n)
+			}
 		}
 	}
 }
@@ -160,24 +168,7 @@ func (s *solve) countExisting() {
 // registerExisting creates the groups of the required anti-affinity terms of running pods, so
 // that pending classes learn that those pods repel them.
 func (s *solve) registerExisting() {
-	for _, t := range s.targets {
-		for _, p := range t.node.Pods {
-			aff := p.Spec.Affinity
-			if aff == nil || aff.PodAntiAffinity == nil {
-				continue
-			}
-			for i := range aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
-				term := &aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[i]
-				sel, err := affinitySelector(term, p.Labels)
-				if err != nil || term.TopologyKey == "" {
-					continue
-				}
-				ns, nsSel, err := termNamespaces(term, p.Namespace)
-				if err != nil {
-					continue
-				}
-				s.topo.group(kindAnti, term.TopologyKey, ns, nsSel, sel)
-			}
-		}
+	for _, a := range s.prep.anti {
+		s.topo.group(kindAnti, a.key, a.ns, a.nsSel, a.sel)
 	}
 }

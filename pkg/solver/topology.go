@@ -34,6 +34,7 @@ const (
 // group counts, per domain of one dimension, the pods a selector selects. Terms with the same
 // kind, key, namespaces and selector share a group.
 type group struct {
+	id         string
 	kind       groupKind
 	dim        int
 	selector   labels.Selector
@@ -215,16 +216,20 @@ func (t *topology) domainOfLabels(d int, lbls map[string]string) int {
 	return t.value(d, v)
 }
 
-func (t *topology) group(kind groupKind, key string, ns []string, nsSel labels.Selector, sel labels.Selector) *group {
+func groupID(kind groupKind, key string, ns []string, nsSel labels.Selector, sel labels.Selector) string {
 	nsKey := strings.Join(ns, ",")
 	if nsSel != nil {
 		nsKey += "|" + nsSel.String()
 	}
-	id := fmt.Sprintf("%d/%s/%s/%s", kind, key, nsKey, sel.String())
+	return fmt.Sprintf("%d/%s/%s/%s", kind, key, nsKey, sel.String())
+}
+
+func (t *topology) group(kind groupKind, key string, ns []string, nsSel labels.Selector, sel labels.Selector) *group {
+	id := groupID(kind, key, ns, nsSel, sel)
 	if g, ok := t.groups[id]; ok {
 		return g
 	}
-	g := &group{kind: kind, dim: t.dim(key), selector: sel, namespaces: ns, nsSelector: nsSel}
+	g := &group{id: id, kind: kind, dim: t.dim(key), selector: sel, namespaces: ns, nsSelector: nsSel}
 	t.groups[id] = g
 	t.order = append(t.order, g)
 	return g
@@ -374,33 +379,6 @@ func (t *topology) dimsInUse() []int {
 		out[i] = i
 	}
 	return out
-}
-
-// countPod adds a pod already running on a node to every group that selects it, and its
-// required anti-affinity terms to their groups' owners.
-func (t *topology) countPod(pod *corev1.Pod, domain func(d int) int) {
-	for _, g := range t.order {
-		if g.selects(t, pod.Namespace, pod.Labels) {
-			g.add(domain(g.dim), 1, true)
-		}
-	}
-	aff := pod.Spec.Affinity
-	if aff == nil || aff.PodAntiAffinity == nil {
-		return
-	}
-	for i := range aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
-		term := &aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[i]
-		sel, err := affinitySelector(term, pod.Labels)
-		if err != nil || term.TopologyKey == "" {
-			continue
-		}
-		ns, nsSel, err := termNamespaces(term, pod.Namespace)
-		if err != nil {
-			continue
-		}
-		g := t.group(kindAnti, term.TopologyKey, ns, nsSel, sel)
-		g.addOwners(domain(g.dim), 1)
-	}
 }
 
 // mergedSelector converts a label selector and adds matchLabelKeys with the pod's own values.

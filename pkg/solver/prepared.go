@@ -1,0 +1,145 @@
+package solver
+
+import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// Prepared is a snapshot compiled once for many solves: the pools with their instance types and
+// DaemonSet overhead, the zones, the existing nodes with their free room, and (as solves ask for
+// them) per-node counts of running pods for topology groups. The disruption loop prepares a
+// snapshot once per pass and simulates every candidate on it; Solve is Prepare followed by one
+// solve.
+//
+// A Prepared is not safe for concurrent use: solves run one after the other.
+type Prepared struct {
+	base         *solve
+	existingKeys map[string]bool // label keys the selectors of running pods look at
+	anti         []existingAnti  // required anti-affinity terms of running pods
+	memos        map[string]*groupMemo
+}
+
+// existingAnti is a required anti-affinity term of a running pod, on the target at index base.
+type existingAnti struct {
+	base  int
+	id    string
+	key   string
+	ns    []string
+	nsSel labels.Selector
+	sel   labels.Selector
+}
+
+// groupMemo counts, per prepared target, the running pods a group selects and those whose
+// required anti-affinity term the group is.
+type groupMemo struct {
+	count  []int32
+	owners []int32
+}
+
+// Prepare compiles a snapshot. The snapshot's Pods are not compiled: Solve takes the pods.
+func Prepare(snap *Snapshot) (*Prepared, error) {
+	b := &solve{snap: snap, zoneIndex: map[string]int{}, typeKeys: map[string]bool{}, reservationIndex: map[string]int{}}
+	if err := b.indexZones(); err != nil {
+		return nil, err
+	}
+	b.compileDaemons()
+	b.compilePools()
+	b.compileTargets()
+	b.reservationsInit = slices.Clone(b.reservations)
+	p := &Prepared{base: b, memos: map[string]*groupMemo{}}
+	var running []*corev1.Pod
+	for _, t := range b.targets {
+		running = append(running, t.node.Pods...)
+		for _, pod := range t.node.Pods {
+			aff := pod.Spec.Affinity
+			if aff == nil || aff.PodAntiAffinity == nil {
+				continue
+			}
+			for i := range aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+				term := &aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[i]
+				sel, err := affinitySelector(term, pod.Labels)
+				if err != nil || term.TopologyKey == "" {
+					continue
+				}
+				ns, nsSel, err := termNamespaces(term, pod.Namespace)
+				if err != nil {
+					continue
+				}
+				p.anti = append(p.anti, existingAnti{base: t.base, id: groupID(kindAnti, term.TopologyKey, ns, nsSel, sel), key: term.TopologyKey, ns: ns, nsSel: nsSel, sel: sel})
+			}
+		}
+	}
+	p.existingKeys = selectorKeys(running, nil)
+	return p, nil
+}
+
+// Solve places pods on the prepared snapshot, with opts.ExcludeNodes treated as gone.
+func (p *Prepared) Solve(pods []*corev1.Pod, opts Options) (*Plan, error) {
+	s := p.instantiate(pods, opts)
+	s.run()
+	return s.plan(), nil
+}
+
+// instantiate starts a solve of pods on the prepared snapshot: fresh copies of everything a
+// solve changes (pool limits, reservation capacity, node room), shared compiled data otherwise.
+func (p *Prepared) instantiate(pods []*corev1.Pod, opts Options) *solve {
+	if opts.MaxInstanceTypes <= 0 {
+		opts.MaxInstanceTypes = MaxInstanceTypes
+	}
+	if opts.HostnamePrefix == "" {
+		opts.HostnamePrefix = "tenon-claim-"
+	}
+	b := p.base
+	s := &solve{
+		snap: b.snap, opts: opts, prep: p, pending: pods,
+		zones: b.zones, zoneIDs: b.zoneIDs, zoneIndex: b.zoneIndex, typeKeys: b.typeKeys,
+		daemons: b.daemons, reservationIndex: b.reservationIndex,
+		reservations: slices.Clone(b.reservationsInit), reservationsInit: b.reservationsInit,
+	}
+	for _, bp := range b.pools {
+		cp := *bp
+		s.pools = append(s.pools, &cp)
+	}
+	excluded := map[string]bool{}
+	for _, n := range opts.ExcludeNodes {
+		excluded[n] = true
+	}
+	for _, bt := range b.targets {
+		if excluded[bt.node.Name] {
+			continue
+		}
+		t := *bt
+		t.host = len(s.targets)
+		t.free = bt.free0
+		s.targets = append(s.targets, &t)
+	}
+	// A snapshot with pods it cannot compile (a class error) still solves: those pods come back
+	// unschedulable with the error as their reason.
+	_ = s.setupPending()
+	return s
+}
+
+// memo returns the running-pod counts of group g, computing them on first use.
+func (p *Prepared) memo(t *topology, g *group) *groupMemo {
+	if m, ok := p.memos[g.id]; ok {
+		return m
+	}
+	n := len(p.base.targets)
+	m := &groupMemo{count: make([]int32, n), owners: make([]int32, n)}
+	for _, bt := range p.base.targets {
+		for _, pod := range bt.node.Pods {
+			if g.selects(t, pod.Namespace, pod.Labels) {
+				m.count[bt.base]++
+			}
+		}
+	}
+	for _, a := range p.anti {
+		if a.id == g.id {
+			m.owners[a.base]++
+		}
+	}
+	p.memos[g.id] = m
+	return m
+}
