@@ -10,12 +10,18 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated"
+	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/garbagecollection"
+	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/lifecycle"
+	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/termination"
+	"github.com/tenon-sh/tenon/pkg/controllers/nodepool/status"
 	"github.com/tenon-sh/tenon/pkg/controllers/provisioning"
 	"github.com/tenon-sh/tenon/pkg/state"
 )
@@ -32,6 +38,10 @@ type Options struct {
 	LeaderElectionNamespace string
 	LeaderElectionID        string
 	Provisioning            provisioning.Options
+	Lifecycle               lifecycle.Options
+	Termination             termination.Options
+	GarbageCollection       garbagecollection.Options
+	NodePoolStatus          status.Options
 }
 
 // Operator is a running tenon controller process.
@@ -39,6 +49,7 @@ type Operator struct {
 	Manager     manager.Manager
 	Cluster     *state.Cluster
 	Cloud       cloudprovider.CloudProvider
+	Unavailable *cloudprovider.UnavailableOfferings
 	Provisioner *provisioning.Provisioner
 }
 
@@ -87,8 +98,24 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 	if err := o.Cluster.Register(ctx, mgr.GetCache()); err != nil {
 		return nil, err
 	}
+	o.Unavailable = cloudprovider.NewUnavailableOfferings(clock.RealClock{})
+	if err := lifecycle.Register(mgr, lifecycle.Deps{CloudProvider: o.Cloud, UnavailableOfferings: o.Unavailable}, opts.Lifecycle); err != nil {
+		return nil, err
+	}
+	if err := termination.Register(mgr, termination.Deps{CloudProvider: o.Cloud}, opts.Termination); err != nil {
+		return nil, err
+	}
+	if err := garbagecollection.Register(mgr, garbagecollection.Deps{CloudProvider: o.Cloud}, opts.GarbageCollection); err != nil {
+		return nil, err
+	}
+	if len(opts.NodePoolStatus.NodeClasses) == 0 {
+		opts.NodePoolStatus.NodeClasses = []client.Object{&simv1alpha1.SimNodeClass{}}
+	}
+	if err := status.Register(mgr, status.Deps{CloudProvider: o.Cloud}, opts.NodePoolStatus); err != nil {
+		return nil, err
+	}
 	o.Provisioner = provisioning.New(provisioning.Deps{
-		Client: mgr.GetClient(), Cluster: o.Cluster, Cloud: o.Cloud,
+		Client: mgr.GetClient(), Cluster: o.Cluster, Cloud: o.Cloud, Filter: o.Unavailable,
 		Recorder: mgr.GetEventRecorderFor("tenon"), Log: log.WithName("provisioner"),
 	}, opts.Provisioning)
 	if err := o.Provisioner.Register(ctx, mgr.GetCache()); err != nil {

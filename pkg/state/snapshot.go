@@ -40,6 +40,9 @@ func (c *Cluster) SolverNodes(types TypeLookup) ([]solver.Node, error) {
 		sn.MarkedForDeletion = sn.MarkedForDeletion || c.marked[name]
 		if nc := c.claimFor(n); nc != nil {
 			sn.MarkedForDeletion = sn.MarkedForDeletion || c.marked[nc.Name] || nc.DeletionTimestamp != nil
+			if !sn.Initialized {
+				expectClaim(&sn, nc)
+			}
 		}
 		out = append(out, sn)
 	}
@@ -175,4 +178,27 @@ func Reschedulable(p *corev1.Pod) bool {
 		}
 	}
 	return true
+}
+
+// expectClaim plans an uninitialized node as its NodeClaim says it will be: with the resources
+// its instance type has (GPUs appear only once a device plugin registers them) and without the
+// startup taints that will be removed.
+func expectClaim(sn *solver.Node, nc *apisv1.NodeClaim) {
+	if alloc, err := scheduling.FromResourceList(nc.Status.Allocatable); err == nil {
+		sn.Allocatable = sn.Allocatable.Max(alloc)
+	}
+	if len(nc.Spec.StartupTaints) == 0 {
+		return
+	}
+	var taints []corev1.Taint
+	for _, t := range sn.Taints {
+		startup := false
+		for _, st := range nc.Spec.StartupTaints {
+			startup = startup || (st.Key == t.Key && st.Effect == t.Effect)
+		}
+		if !startup {
+			taints = append(taints, t)
+		}
+	}
+	sn.Taints = taints
 }

@@ -1,0 +1,152 @@
+package ctrltest
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/tenon-sh/tenon/internal/controlplane"
+	"github.com/tenon-sh/tenon/internal/controlplane/testenv"
+	"github.com/tenon-sh/tenon/pkg/apis/crds"
+	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated"
+	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/garbagecollection"
+	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/lifecycle"
+	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/termination"
+	"github.com/tenon-sh/tenon/pkg/controllers/nodepool/status"
+)
+
+// Env is a control plane with an uncached client for tenon's kinds and the core kinds.
+type Env struct {
+	CP     *controlplane.ControlPlane
+	Client client.Client
+	Scheme *runtime.Scheme
+}
+
+// Start starts a control plane (scheduler, controller-manager and kwok included) with every
+// embedded CRD installed; it is stopped when t ends. It fails t when the control-plane
+// binaries are missing.
+func Start(t *testing.T) *Env {
+	t.Helper()
+	all, err := crds.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := testenv.Start(t, controlplane.Options{Scheduler: true, ControllerManager: true, Kwok: true, CRDs: all})
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apisv1.AddToScheme, simv1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := client.New(cp.RESTConfig(), client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Env{CP: cp, Client: c, Scheme: scheme}
+}
+
+// Options configure the controllers of a manager. Zero fields take the controllers'
+// defaults, except the ones FastOptions sets.
+type Options struct {
+	Lifecycle   lifecycle.Options
+	Termination termination.Options
+	GC          garbagecollection.Options
+	Status      status.Options
+}
+
+// FastOptions are short delays for tests: launch retries from 100ms, drains polled every
+// 200ms, instances every 100ms, evictions retried from 100ms to 500ms, garbage collection every
+// 300ms with a 1s grace period, NodePools resynced every 2s with SimNodeClasses watched.
+func FastOptions() Options {
+	return Options{
+		Lifecycle: lifecycle.Options{RetryBase: 100 * time.Millisecond, RetryMax: time.Second},
+		Termination: termination.Options{
+			DrainPollInterval: 200 * time.Millisecond, InstancePollInterval: 100 * time.Millisecond,
+			EvictionRetryBase: 100 * time.Millisecond, EvictionRetryMax: 500 * time.Millisecond,
+		},
+		GC:     garbagecollection.Options{Interval: 300 * time.Millisecond, GracePeriod: time.Second},
+		Status: status.Options{Resync: 2 * time.Second, NodeClasses: []client.Object{&simv1alpha1.SimNodeClass{}}},
+	}
+}
+
+// Manager is a running controller-runtime manager with the simulated provider and the
+// controllers.
+type Manager struct {
+	Provider    *simulated.Provider
+	Unavailable *cloudprovider.UnavailableOfferings
+	stop        func()
+}
+
+// StartManager starts a manager on the env's control plane with the simulated provider
+// (simulated.SetupWithManager) and the lifecycle, termination, garbage collection and
+// NodePool status controllers. It is stopped when t ends, or by Stop.
+func (e *Env) StartManager(t *testing.T, opts Options) *Manager {
+	t.Helper()
+	mgr, err := ctrl.NewManager(e.CP.RESTConfig(), manager.Options{
+		Scheme:                 e.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		// Controller names are registered process-wide; a test may run several managers.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := simulated.New(simulated.Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	unavailable := cloudprovider.NewUnavailableOfferings(nil)
+	if err := lifecycle.Register(mgr, lifecycle.Deps{CloudProvider: p, UnavailableOfferings: unavailable}, opts.Lifecycle); err != nil {
+		t.Fatal(err)
+	}
+	if err := termination.Register(mgr, termination.Deps{CloudProvider: p}, opts.Termination); err != nil {
+		t.Fatal(err)
+	}
+	if err := garbagecollection.Register(mgr, garbagecollection.Deps{CloudProvider: p}, opts.GC); err != nil {
+		t.Fatal(err)
+	}
+	if err := status.Register(mgr, status.Deps{CloudProvider: p}, opts.Status); err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("TENON_TEST_LOGS") != "" {
+		ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr)))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	stopped := false
+	m := &Manager{Provider: p, Unavailable: unavailable}
+	m.stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}
+	t.Cleanup(m.stop)
+	return m
+}
+
+// Stop stops the manager and waits for it to return.
+func (m *Manager) Stop() { m.stop() }

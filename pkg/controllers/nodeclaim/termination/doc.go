@@ -1,0 +1,26 @@
+// Package termination finishes what deleting a NodeClaim, or its Node, starts: it drains the
+// Node, terminates the instance and removes both objects.
+//
+// A NodeClaim being deleted that holds the termination finalizer goes through these steps,
+// each recomputed from the objects on every reconcile, so a controller restarted mid-way
+// carries on where the last one stopped:
+//
+//  1. With spec.terminationGracePeriod set, the claim is annotated
+//     karpenter.sh/node-termination-time with its deletion timestamp plus that period.
+//  2. The Node (found by provider ID) is tainted karpenter.sh/disrupted:NoSchedule and drained
+//     through the Eviction API (see PlanDrain): non-critical pods first, then critical ones;
+//     DaemonSet pods, static pods, finished pods and pods tolerating the disrupted taint stay.
+//     A PodDisruptionBudget's refusal (HTTP 429) is recorded as an event and retried with
+//     backoff; pods annotated karpenter.sh/do-not-disrupt=true are not evicted but waited for.
+//     Once the termination time leaves a pod no more than its own grace period, the pod is
+//     deleted directly; once the termination time passes, the drain is over. The claim's
+//     Drained condition follows.
+//  3. The instance is deleted through CloudProvider.Delete (a NodeClaimNotFoundError means it
+//     is gone) and the controller waits until the provider no longer reports it
+//     (InstanceTerminating=True meanwhile).
+//  4. The Node is deleted and its finalizer removed, then the claim's.
+//
+// A Node being deleted with the termination finalizer gets its NodeClaim deleted, which
+// brings the Node through the steps above. A Node whose NodeClaim is gone has its instance
+// deleted and its finalizer removed.
+package termination
