@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -37,11 +38,14 @@ type Options struct {
 	LeaderElection          bool
 	LeaderElectionNamespace string
 	LeaderElectionID        string
-	Provisioning            provisioning.Options
-	Lifecycle               lifecycle.Options
-	Termination             termination.Options
-	GarbageCollection       garbagecollection.Options
-	NodePoolStatus          status.Options
+	// AllowRepeatedControllers lets several operators run in one process (tests, restarts
+	// simulated in-process); controller-runtime otherwise refuses a second controller name.
+	AllowRepeatedControllers bool
+	Provisioning             provisioning.Options
+	Lifecycle                lifecycle.Options
+	Termination              termination.Options
+	GarbageCollection        garbagecollection.Options
+	NodePoolStatus           status.Options
 }
 
 // Operator is a running tenon controller process.
@@ -77,6 +81,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
 		LeaseDuration:           &lease,
 		RenewDeadline:           &renew,
+		Controller:              config.Controller{SkipNameValidation: &opts.AllowRepeatedControllers},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)

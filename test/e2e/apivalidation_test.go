@@ -1,0 +1,75 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tenon-sh/tenon/pkg/apis/apitest"
+	"github.com/tenon-sh/tenon/pkg/operator"
+)
+
+// Every invalid NodePool and NodeClaim of the API's table is refused by a real kube-apiserver
+// with its message, and every valid one is accepted: the CRDs' OpenAPI and CEL rules hold where
+// it matters.
+func TestAPIServerValidatesNodePoolsAndNodeClaims(t *testing.T) {
+	e := start(t, operator.Options{})
+	e.stop() // only the API server is needed
+	cases := append(apitest.InvalidNodePools(), apitest.InvalidNodeClaims()...)
+	if len(cases) < 40 {
+		t.Fatalf("only %d invalid cases", len(cases))
+	}
+	cases = append(cases, apitest.ValidNodePools()...)
+	cases = append(cases, apitest.ValidNodeClaims()...)
+	for i, c := range cases {
+		t.Run(fmt.Sprintf("%03d-%s", i, c.Name), func(t *testing.T) {
+			obj := decode(t, c.Object)
+			// Names must differ per case: one API server serves all of them.
+			name := fmt.Sprintf("case-%03d", i)
+			obj.SetName(name)
+			var err error
+			if c.Old != "" {
+				old := decode(t, c.Old)
+				old.SetName(name)
+				if err := e.kube.Create(e.ctx, old); err != nil {
+					t.Fatalf("creating the old object: %v", err)
+				}
+				obj.SetResourceVersion(old.GetResourceVersion())
+				err = e.kube.Update(e.ctx, obj, client.FieldValidation("Strict"))
+			} else {
+				// Strict, as kubectl apply asks by default: unknown fields are errors.
+				err = e.kube.Create(e.ctx, obj, client.FieldValidation("Strict"))
+			}
+			want := c.Want
+			if w, ok := serverWording[want]; ok {
+				want = w
+			}
+			switch {
+			case want == "" && err != nil:
+				t.Errorf("valid object refused: %v", err)
+			case want != "" && err == nil:
+				t.Errorf("invalid object accepted; want an error containing %q", want)
+			case want != "" && !strings.Contains(err.Error(), want):
+				t.Errorf("error %q does not contain %q", err, want)
+			}
+		})
+	}
+}
+
+// serverWording maps the messages of the offline validator to the API server's own where the
+// server refuses earlier, before the schema: a version it does not serve fails discovery.
+var serverWording = map[string]string{
+	"must be karpenter.sh/v1": "no matches for karpenter.sh/v1beta1",
+}
+
+func decode(t *testing.T, manifest string) *unstructured.Unstructured {
+	t.Helper()
+	m, err := apitest.Decode(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &unstructured.Unstructured{Object: m}
+}
