@@ -24,6 +24,7 @@ import (
 	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/termination"
 	"github.com/tenon-sh/tenon/pkg/controllers/nodepool/status"
 	"github.com/tenon-sh/tenon/pkg/controllers/provisioning"
+	"github.com/tenon-sh/tenon/pkg/events"
 	"github.com/tenon-sh/tenon/pkg/state"
 )
 
@@ -121,7 +122,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 	}
 	o.Provisioner = provisioning.New(provisioning.Deps{
 		Client: mgr.GetClient(), Cluster: o.Cluster, Cloud: o.Cloud, Filter: o.Unavailable,
-		Recorder: mgr.GetEventRecorderFor("tenon"), Log: log.WithName("provisioner"),
+		Recorder: events.New(mgr.GetEventRecorderFor("tenon"), events.Options{}), Log: log.WithName("provisioner"),
 	}, opts.Provisioning)
 	if err := o.Provisioner.Register(ctx, mgr.GetCache()); err != nil {
 		return nil, err

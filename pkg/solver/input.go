@@ -82,3 +82,21 @@ type DaemonSet struct {
 	Namespace, Name string
 	Pod             *corev1.Pod
 }
+
+// Reschedulable reports whether a bound pod would need a new node if its node went away: it is
+// not finished or being deleted, not owned by a DaemonSet (it goes with the node), and not a
+// static (mirror) pod.
+func Reschedulable(p *corev1.Pod) bool {
+	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil {
+		return false
+	}
+	if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
+		return false
+	}
+	for _, r := range p.OwnerReferences {
+		if r.Kind == "DaemonSet" {
+			return false
+		}
+	}
+	return true
+}

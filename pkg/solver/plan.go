@@ -79,3 +79,27 @@ type Unschedulable struct {
 
 // Message formats the reasons for an event.
 func (u Unschedulable) Message() string { return formatReasons(u.Reasons) }
+
+// Narrow keeps only the options keep accepts and re-picks what the claim launches as: the
+// cheapest usable offering left. It reports false, leaving the claim as it was, when no option
+// is left.
+func (c *Claim) Narrow(keep func(it *catalog.InstanceType, price float64) bool) bool {
+	var kept []*catalog.InstanceType
+	var best *catalog.InstanceType
+	var bestOff catalog.Offering
+	for _, it := range c.InstanceTypes {
+		o, ok := it.CheapestOffering(c.Requirements)
+		if !ok || !keep(it, o.Price) {
+			continue
+		}
+		kept = append(kept, it)
+		if best == nil || o.Price < bestOff.Price {
+			best, bestOff = it, o
+		}
+	}
+	if len(kept) == 0 {
+		return false
+	}
+	c.InstanceTypes, c.InstanceType, c.Offering, c.Price = kept, best, bestOff, bestOff.Price
+	return true
+}

@@ -163,22 +163,8 @@ func (c *Cluster) PodsToReschedule() []*corev1.Pod {
 	return out
 }
 
-// Reschedulable reports whether a bound pod would need a new node if its node went away: it is
-// not finished, not owned by a DaemonSet, and not a static (mirror) pod.
-func Reschedulable(p *corev1.Pod) bool {
-	if terminal(p) || p.DeletionTimestamp != nil {
-		return false
-	}
-	if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
-		return false
-	}
-	for _, r := range p.OwnerReferences {
-		if r.Kind == "DaemonSet" {
-			return false
-		}
-	}
-	return true
-}
+// Reschedulable reports whether a bound pod would need a new node if its node went away.
+func Reschedulable(p *corev1.Pod) bool { return solver.Reschedulable(p) }
 
 // expectClaim plans an uninitialized node as its NodeClaim says it will be: with the resources
 // its instance type has (GPUs appear only once a device plugin registers them) and without the

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -242,3 +243,13 @@ var (
 	_ = provisioning.EventNominated
 	_ = lifecycle.DefaultLaunchTimeout
 )
+
+// discard is the operator's logger in these tests: silent unless TENON_E2E_LOG is set.
+func discard() logr.Logger {
+	if os.Getenv("TENON_E2E_LOG") != "" {
+		return zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr))
+	}
+	return logr.Discard()
+}
+
+func init() { ctrl.SetLogger(discard()) }

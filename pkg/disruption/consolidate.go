@@ -1,0 +1,337 @@
+package disruption
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/solver"
+)
+
+// consolidation removes or replaces underutilized nodes where that lowers the fleet's price:
+// first the largest set of candidates whose pods fit elsewhere with at most one replacement,
+// then candidates one at a time (delete, or replace by cheaper capacity, 1→N included).
+func (d *decider) consolidation() error {
+	var eligible []*candidate
+	for _, c := range d.ordered() {
+		if d.taken[c.Name] {
+			continue
+		}
+		if d.receiving[c.Name] {
+			d.skip(c, SkipReceiving, "it receives pods from another command of this pass")
+			continue
+		}
+		if c.pool == nil {
+			d.skip(c, SkipNoNodePool, "nodepool %q does not exist", c.NodePool)
+			continue
+		}
+		if p := c.pool.Spec.Disruption.ConsolidationPolicy; p == apisv1.ConsolidationPolicyWhenEmpty {
+			d.skip(c, SkipPolicy, "nodepool %s consolidates only empty nodes", c.NodePool)
+			continue
+		}
+		if r, msg := d.blocked(c); r != "" {
+			d.skip(c, r, "%s", msg)
+			continue
+		}
+		if !d.settled(c) {
+			continue
+		}
+		eligible = append(eligible, c)
+	}
+	if len(eligible) == 0 {
+		return nil
+	}
+	if err := d.multiNode(eligible); err != nil || len(d.dec.Commands) > 0 {
+		return err
+	}
+	return d.singleNode(eligible)
+}
+
+// multiNode binary-searches the longest prefix of the candidates (dearest first) that can go
+// at once with at most one replacement, for a saving above the floors.
+func (d *decider) multiNode(eligible []*candidate) error {
+	var prefix []*candidate
+	for _, c := range eligible {
+		if len(prefix) == d.opts.MaxMultiNode {
+			break
+		}
+		if c.CapacityType == apisv1.CapacityTypeReserved && len(c.pods) > 0 {
+			continue // reserved nodes holding pods are judged one at a time
+		}
+		prefix = append(prefix, c)
+	}
+	if len(prefix) < 2 {
+		return nil
+	}
+	var best *Command
+	lo, hi := 2, len(prefix)
+	for lo <= hi && d.world.runs < d.opts.MaxSimulations {
+		mid := (lo + hi) / 2
+		cmd, _, err := d.evaluate(prefix[:mid], true)
+		if err != nil {
+			return err
+		}
+		if cmd != nil {
+			best, lo = cmd, mid+1
+		} else {
+			hi = mid - 1
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return d.commit(*best)
+}
+
+// singleNode judges candidates one at a time, starting where the last pass stopped.
+func (d *decider) singleNode(eligible []*candidate) error {
+	start := 0
+	for i, c := range eligible {
+		if c.Name == d.opts.Cursor {
+			start = i
+			break
+		}
+	}
+	for k := 0; k < len(eligible); k++ {
+		c := eligible[(start+k)%len(eligible)]
+		if d.world.runs >= d.opts.MaxSimulations || len(d.dec.Commands) >= d.opts.MaxCommands {
+			d.dec.Cursor = c.Name
+			if d.world.runs >= d.opts.MaxSimulations {
+				d.dec.Outcome = OutcomeTruncated
+			}
+			for _, rest := range eligible[(start+k)%len(eligible):] {
+				d.skip(rest, SkipNotReached, "the pass ended before reaching it")
+			}
+			return nil
+		}
+		if d.taken[c.Name] {
+			continue
+		}
+		if d.receiving[c.Name] {
+			d.skip(c, SkipReceiving, "it receives pods from another command of this pass")
+			continue
+		}
+		cmd, skip, err := d.evaluate([]*candidate{c}, false)
+		if err != nil {
+			return err
+		}
+		if skip != nil {
+			d.skip(c, skip.Reason, "%s", skip.Message)
+			continue
+		}
+		if err := d.commit(*cmd); err != nil {
+			return err
+		}
+	}
+	d.dec.Cursor = ""
+	return nil
+}
+
+// evaluate simulates removing the candidates and returns the command if it is worth it, or
+// why it is not. multi asks for at most one replacement.
+func (d *decider) evaluate(cs []*candidate, multi bool) (*Command, *Skip, error) {
+	pool := cs[0].NodePool
+	reject := func(r SkipReason, format string, args ...any) (*Command, *Skip, error) {
+		return nil, &Skip{Node: cs[0].Name, Reason: r, Message: fmt.Sprintf(format, args...)}, nil
+	}
+	if !d.budgets.allows(pool, apisv1.DisruptionReasonUnderutilized, len(cs)) || !d.budgetsAllowEach(cs) {
+		return reject(SkipBudget, "the disruption budgets of nodepool %s allow no more consolidation now", pool)
+	}
+	var names []string
+	for _, c := range cs {
+		names = append(names, c.Name)
+	}
+	all := podsOf(cs)
+	if pdb := d.pdbs.blocking(all); pdb != "" {
+		return reject(SkipPDB, "evicting its pods would violate PodDisruptionBudget %s", pdb)
+	}
+	o, err := d.world.remove(names, all)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.stranded > 0 {
+		return reject(SkipUnschedulable, "%d of its pods would fit nowhere", o.stranded)
+	}
+	if multi && len(o.replacements) > 1 {
+		return reject(SkipNotCheaper, "together they would need %d replacements", len(o.replacements))
+	}
+	if multi && len(o.replacements) == 1 && !keepCheaperThanCandidates(o, cs) {
+		return reject(SkipNotCheaper, "the replacement is no cheaper than keeping one of them")
+	}
+	if r, msg := d.reservedRules(cs, o); r != "" {
+		return reject(r, "%s", msg)
+	}
+	price := d.price(cs)
+	opts := d.opts.forPool(cs[0].pool)
+	// Replacements cost what they launch at; the delta also covers pending pods the removal
+	// would push onto new capacity.
+	savings := price - o.delta
+	if savings <= 0 {
+		return reject(SkipNotCheaper, "its pods would cost $%.4f/h elsewhere, it costs $%.4f/h", o.delta, price)
+	}
+	if floor := max(opts.MinSavingsPerHour, opts.MinSavingsFraction*price); savings < floor {
+		return reject(SkipSavingsFloor, "it would save $%.4f/h, under the floor of $%.4f/h", savings, floor)
+	}
+	if r, msg := d.spotRules(cs, o, opts); r != "" {
+		return reject(r, "%s", msg)
+	}
+	if cs[0].pool.Spec.Disruption.ConsolidationPolicy == apisv1.ConsolidationPolicyBalanced {
+		if score := d.balancedScore(cs, savings); score < opts.BalancedThreshold {
+			return reject(SkipBalanced, "its balanced score %.2f is under %.2f", score, opts.BalancedThreshold)
+		}
+	}
+	why := "underutilized"
+	if multi {
+		why = fmt.Sprintf("%d underutilized nodes together", len(cs))
+	}
+	cmd := d.command(MethodConsolidation, apisv1.DisruptionReasonUnderutilized, cs, o, why)
+	cmd.Savings = savings
+	return &cmd, nil, nil
+}
+
+func (d *decider) budgetsAllowEach(cs []*candidate) bool {
+	n := map[string]int{}
+	for _, c := range cs {
+		n[c.NodePool]++
+	}
+	for pool, k := range n {
+		if !d.budgets.allows(pool, apisv1.DisruptionReasonUnderutilized, k) {
+			return false
+		}
+	}
+	return true
+}
+
+func podsOf(cs []*candidate) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, c := range cs {
+		out = append(out, c.pods...)
+	}
+	return out
+}
+
+// keepCheaperThanCandidates narrows a multi-node replacement to the options cheaper than every
+// candidate of the same instance type: launching a type one of the candidates already is, at
+// no lower price, only does what keeping that candidate and removing the others would do, with
+// a launch and a drain more. It reports whether any option is left, and keeps the outcome's
+// price delta in step with what the replacement now launches as.
+func keepCheaperThanCandidates(o *outcome, cs []*candidate) bool {
+	r := o.replacements[0]
+	ceiling := -1.0
+	for _, c := range cs {
+		for _, it := range r.InstanceTypes {
+			if it.Name == c.InstanceType && (ceiling < 0 || c.Price < ceiling) {
+				ceiling = c.Price
+			}
+		}
+	}
+	if ceiling < 0 {
+		return true
+	}
+	before := r.Price
+	if !r.Narrow(func(_ *catalog.InstanceType, price float64) bool { return price < ceiling }) {
+		return false
+	}
+	o.delta += r.Price - before
+	return true
+}
+
+// reservedRules keeps reserved capacity where it pays: a reserved node is never swapped for
+// another reserved node (its near-zero price would make any swap look free), and a reserved node
+// holding pods is never consolidated onto capacity that is not reserved.
+func (d *decider) reservedRules(cs []*candidate, o *outcome) (SkipReason, string) {
+	for _, c := range cs {
+		if c.CapacityType != apisv1.CapacityTypeReserved {
+			continue
+		}
+		for _, r := range o.replacements {
+			if r.Offering.CapacityType == apisv1.CapacityTypeReserved {
+				return SkipReserved, "a reserved node is not swapped for another reserved node"
+			}
+		}
+		if len(c.pods) > 0 && !d.onReserved(c, o) {
+			return SkipReserved, "a reserved node holding pods is not consolidated onto capacity that is not reserved"
+		}
+	}
+	return "", ""
+}
+
+// spotRules lets a spot node be replaced by spot only when it is old enough and enough instance
+// types are cheaper than it, and narrows the replacement to those cheaper types.
+func (d *decider) spotRules(cs []*candidate, o *outcome, opts Options) (SkipReason, string) {
+	if len(cs) != 1 || cs[0].CapacityType != apisv1.CapacityTypeSpot {
+		return "", ""
+	}
+	c := cs[0]
+	for _, r := range o.replacements {
+		if r.Offering.CapacityType != apisv1.CapacityTypeSpot {
+			continue
+		}
+		if age := d.snap.Now.Sub(c.CreatedAt); age < opts.SpotToSpotMinAge {
+			return SkipSpotToSpotTooNew, fmt.Sprintf("spot-to-spot waits until the node is %s old (it is %s)", opts.SpotToSpotMinAge, age.Round(1e9))
+		}
+		cheaper := 0
+		for _, it := range r.InstanceTypes {
+			if o, ok := it.CheapestOffering(r.Requirements); ok && o.Price < c.Price {
+				cheaper++
+			}
+		}
+		if cheaper < opts.SpotToSpotMinInstanceTypes {
+			return SkipSpotToSpot, fmt.Sprintf("spot-to-spot needs %d instance types cheaper than the node, %d are", opts.SpotToSpotMinInstanceTypes, cheaper)
+		}
+		truncateCheaper(r, c.Price)
+	}
+	return "", ""
+}
+
+// truncateCheaper keeps only the options of a spot replacement that are cheaper than the node
+// it replaces, so that the launch cannot land on something dearer.
+func truncateCheaper(r *solver.Claim, price float64) {
+	r.Narrow(func(_ *catalog.InstanceType, p float64) bool { return p < price })
+}
+
+// onReserved reports whether all the node's pods would land on other reserved nodes.
+func (d *decider) onReserved(c *candidate, o *outcome) bool {
+	moved := map[*corev1.Pod]bool{}
+	for _, p := range c.pods {
+		moved[p] = true
+	}
+	for _, pl := range o.plan.Placements {
+		if !moved[pl.Pod] {
+			continue
+		}
+		if t, ok := d.byName[pl.Node]; !ok || t.CapacityType != apisv1.CapacityTypeReserved {
+			return false
+		}
+	}
+	for _, cl := range o.replacements {
+		if cl.Offering.CapacityType != apisv1.CapacityTypeReserved {
+			return false
+		}
+	}
+	return true
+}
+
+// balancedScore is the savings fraction of the candidates' pool over their disruption fraction.
+func (d *decider) balancedScore(cs []*candidate, savings float64) float64 {
+	pool := cs[0].NodePool
+	var poolPrice, poolCost, cost float64
+	for _, c := range d.cands {
+		if c.NodePool == pool {
+			poolPrice += c.Price
+			poolCost += c.disruptionCost
+		}
+	}
+	for _, c := range cs {
+		cost += c.disruptionCost
+	}
+	if poolPrice <= 0 {
+		return 0
+	}
+	if cost == 0 || poolCost == 0 {
+		return 1e9 // nothing to disrupt
+	}
+	return (savings / poolPrice) / (cost / poolCost)
+}

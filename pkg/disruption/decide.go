@@ -1,0 +1,299 @@
+package disruption
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/solver"
+)
+
+type decider struct {
+	snap    *Snapshot
+	opts    Options
+	world   *world
+	budgets *budgets
+	pdbs    *pdbState
+	cands   []*candidate
+	byName  map[string]*candidate
+	dec     *Decision
+	skipped map[string]bool
+	taken   map[string]bool
+	// receiving are the nodes that commands of this pass move pods onto; consolidation leaves
+	// them alone until the pods have settled.
+	receiving map[string]bool
+}
+
+// Decide runs one disruption pass over the snapshot.
+func Decide(s *Snapshot, opts Options) (*Decision, error) {
+	d, err := newDecider(s, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, method := range []func() error{d.emptiness, d.drift, d.expiration, d.consolidation} {
+		if err := method(); err != nil {
+			return nil, err
+		}
+		if len(d.dec.Commands) > 0 {
+			break
+		}
+	}
+	d.dec.Simulations = d.world.runs
+	if len(d.dec.Commands) > 0 {
+		d.dec.Outcome = OutcomeActed
+	} else if d.dec.Outcome == "" {
+		d.dec.Outcome = OutcomeNoOp
+	}
+	return d.dec, nil
+}
+
+func newDecider(s *Snapshot, opts Options) (*decider, error) {
+	opts = opts.withDefaults()
+	w, err := newWorld(s.Solver)
+	if err != nil {
+		return nil, err
+	}
+	d := &decider{snap: s, opts: opts, world: w, budgets: newBudgets(s), pdbs: newPDBState(s.PDBs),
+		byName: map[string]*candidate{}, dec: &Decision{Cursor: opts.Cursor}, skipped: map[string]bool{}, taken: map[string]bool{},
+		receiving: map[string]bool{}}
+	pods := map[string]*solver.Node{}
+	for i := range s.Solver.Nodes {
+		pods[s.Solver.Nodes[i].Name] = &s.Solver.Nodes[i]
+	}
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		c := &candidate{Node: n, pool: s.NodePools[n.NodePool]}
+		if sn, ok := pods[n.Name]; ok {
+			c.all = sn.Pods
+			c.pods = reschedulable(sn.Pods)
+		}
+		c.disruptionCost = disruptionCost(c.pods)
+		d.cands = append(d.cands, c)
+		d.byName[n.Name] = c
+	}
+	return d, nil
+}
+
+func (d *decider) skip(c *candidate, r SkipReason, format string, args ...any) {
+	if d.skipped[c.Name] {
+		return
+	}
+	d.skipped[c.Name] = true
+	d.dec.Skips = append(d.dec.Skips, Skip{Node: c.Name, Reason: r, Message: fmt.Sprintf(format, args...)})
+}
+
+// commit records a command and applies it to the world.
+func (d *decider) commit(cmd Command) error {
+	for _, n := range cmd.Candidates {
+		d.taken[n] = true
+		d.budgets.take(d.byName[n].NodePool, 1)
+	}
+	d.pdbs.take(cmd.Pods)
+	for _, m := range cmd.Moves {
+		d.receiving[m.Node] = true
+		if c := d.byName[m.Node]; c != nil {
+			c.all = append(c.all, m.Pod)
+			c.pods = append(c.pods, m.Pod)
+			c.disruptionCost = disruptionCost(c.pods)
+		}
+	}
+	d.dec.Commands = append(d.dec.Commands, cmd)
+	return d.world.commit(&cmd)
+}
+
+func (d *decider) price(cs []*candidate) float64 {
+	var p float64
+	for _, c := range cs {
+		p += c.Price
+	}
+	return p
+}
+
+// emptiness removes nodes with no pod to evict, once consolidateAfter has passed, unless pending
+// pods would use them. One command per NodePool.
+func (d *decider) emptiness() error {
+	wanted := map[string]bool{}
+	for _, pl := range d.world.base.Placements {
+		wanted[pl.Node] = true
+	}
+	byPool := map[string][]*candidate{}
+	var pools []string
+	for _, c := range d.cands {
+		if len(c.pods) > 0 {
+			continue
+		}
+		if r, msg := d.blocked(c); r != "" {
+			d.skip(c, r, "%s", msg)
+			continue
+		}
+		if !d.settled(c) {
+			continue
+		}
+		if wanted[c.Name] {
+			d.skip(c, SkipPendingPodsNeedIt, "pending pods are planned onto it")
+			continue
+		}
+		if _, ok := byPool[c.NodePool]; !ok {
+			pools = append(pools, c.NodePool)
+		}
+		byPool[c.NodePool] = append(byPool[c.NodePool], c)
+	}
+	slices.Sort(pools)
+	for _, pool := range pools {
+		var take []*candidate
+		for _, c := range byPool[pool] {
+			if !d.budgets.allows(pool, apisv1.DisruptionReasonEmpty, len(take)+1) {
+				d.skip(c, SkipBudget, "the disruption budgets of nodepool %s allow no more now", pool)
+				continue
+			}
+			take = append(take, c)
+		}
+		if len(take) == 0 {
+			continue
+		}
+		cmd := Command{Method: MethodEmptiness, Action: ActionDelete, Reason: apisv1.DisruptionReasonEmpty, Price: d.price(take), Savings: d.price(take)}
+		for _, c := range take {
+			cmd.Candidates = append(cmd.Candidates, c.Name)
+		}
+		cmd.Message = fmt.Sprintf("%d empty node(s) of nodepool %s", len(take), pool)
+		if err := d.commit(cmd); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settled reports whether consolidateAfter has passed since the node's last pod event (Never
+// means never).
+func (d *decider) settled(c *candidate) bool {
+	ca := c.pool.Spec.Disruption.ConsolidateAfter
+	if ca.IsNever() {
+		d.skip(c, SkipConsolidateAfter, "consolidateAfter is Never")
+		return false
+	}
+	last := c.LastPodEvent
+	if last.IsZero() {
+		last = c.CreatedAt
+	}
+	if left := last.Add(*ca.Duration).Sub(d.snap.Now); left > 0 {
+		d.skip(c, SkipConsolidateAfter, "consolidateAfter has %s to run", left.Round(1e9))
+		return false
+	}
+	return true
+}
+
+// drift replaces nodes that no longer match their NodePool or NodeClass, within budgets.
+func (d *decider) drift() error {
+	for _, c := range d.cands {
+		if c.Drifted == "" || d.taken[c.Name] || len(d.dec.Commands) >= d.opts.MaxCommands {
+			continue
+		}
+		if d.receiving[c.Name] {
+			d.skip(c, SkipReceiving, "it receives pods from another command of this pass")
+			continue
+		}
+		if r, msg := d.blocked(c); r != "" {
+			d.skip(c, r, "%s", msg)
+			continue
+		}
+		if !d.budgets.allows(c.NodePool, apisv1.DisruptionReasonDrifted, 1) {
+			d.skip(c, SkipBudget, "the disruption budgets of nodepool %s allow no more drift now", c.NodePool)
+			continue
+		}
+		if err := d.replaceForcefully(c, MethodDrift, apisv1.DisruptionReasonDrifted, "drifted: "+c.Drifted); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// expiration replaces nodes whose expireAfter ran out. Budgets do not hold it back; PDBs and
+// do-not-disrupt are honoured by the drain until terminationGracePeriod.
+func (d *decider) expiration() error {
+	for _, c := range d.cands {
+		if c.ExpireAt.IsZero() || c.ExpireAt.After(d.snap.Now) || d.taken[c.Name] || c.Deleting || !c.Initialized || c.pool == nil {
+			continue
+		}
+		if d.receiving[c.Name] {
+			d.skip(c, SkipReceiving, "it receives pods from another command of this pass")
+			continue
+		}
+		if len(d.dec.Commands) >= d.opts.MaxCommands {
+			break
+		}
+		if err := d.replaceForcefully(c, MethodExpiration, "", fmt.Sprintf("expired at %s", c.ExpireAt.UTC().Format("2006-01-02T15:04:05Z"))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// replaceForcefully removes one node whatever it costs, with the replacements its pods need.
+func (d *decider) replaceForcefully(c *candidate, m Method, reason apisv1.DisruptionReason, why string) error {
+	o, err := d.world.remove([]string{c.Name}, c.pods)
+	if err != nil {
+		return err
+	}
+	if o.stranded > 0 {
+		d.skip(c, SkipUnschedulable, "%d of its pods would fit nowhere", o.stranded)
+		return nil
+	}
+	return d.commit(d.command(m, reason, []*candidate{c}, o, why))
+}
+
+func (d *decider) command(m Method, reason apisv1.DisruptionReason, cs []*candidate, o *outcome, why string) Command {
+	cmd := Command{Method: m, Action: ActionDelete, Reason: reason, Price: d.price(cs), Replacements: o.replacements}
+	for _, c := range cs {
+		cmd.Candidates = append(cmd.Candidates, c.Name)
+		cmd.Pods = append(cmd.Pods, c.pods...)
+	}
+	moved := map[*corev1.Pod]bool{}
+	for _, p := range cmd.Pods {
+		moved[p] = true
+	}
+	for _, pl := range o.plan.Placements {
+		if moved[pl.Pod] {
+			cmd.Moves = append(cmd.Moves, pl)
+		}
+	}
+	for _, r := range o.replacements {
+		cmd.ReplacementPrice += r.Price
+	}
+	if len(o.replacements) > 0 {
+		cmd.Action = ActionReplace
+	}
+	cmd.Savings = cmd.Price - cmd.ReplacementPrice
+	var types []string
+	for _, r := range o.replacements {
+		types = append(types, r.InstanceType.Name)
+	}
+	cmd.Message = fmt.Sprintf("%s %s (%s): %s", strings.ToLower(string(cmd.Action)), strings.Join(cmd.Candidates, ", "), why, describeReplacements(types, cmd))
+	return cmd
+}
+
+func describeReplacements(types []string, cmd Command) string {
+	if len(types) == 0 {
+		return fmt.Sprintf("its pods fit elsewhere, saving $%.4f/h", cmd.Savings)
+	}
+	return fmt.Sprintf("replaced by %s for $%.4f/h instead of $%.4f/h", strings.Join(types, ", "), cmd.ReplacementPrice, cmd.Price)
+}
+
+// ordered returns the candidates by what removing them saves: price first (dearest first), then
+// the least disruption, then name.
+func (d *decider) ordered() []*candidate {
+	out := slices.Clone(d.cands)
+	slices.SortStableFunc(out, func(a, b *candidate) int {
+		if x := cmp.Compare(b.Price, a.Price); x != 0 {
+			return x
+		}
+		if x := cmp.Compare(a.disruptionCost, b.disruptionCost); x != 0 {
+			return x
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out
+}

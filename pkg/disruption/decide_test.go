@@ -1,0 +1,272 @@
+package disruption
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+)
+
+func onDemandOnly() apisv1.NodeSelectorRequirementWithMinValues {
+	return req(apisv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, apisv1.CapacityTypeOnDemand)
+}
+
+func TestEmptinessAfterConsolidateAfter(t *testing.T) {
+	w := newFixture(t)
+	w.pool("general", append(families("m5"), onDemandOnly()), func(np *apisv1.NodePool) {
+		np.Spec.Disruption.ConsolidateAfter = apisv1.NewNillableDuration(5 * time.Minute)
+	})
+	fresh := w.node("general", "m5.large", "us-east-1a", "on-demand")
+	fresh.LastPodEvent = now.Add(-time.Minute)
+	old := w.node("general", "m5.large", "us-east-1a", "on-demand")
+	old.LastPodEvent = now.Add(-time.Hour)
+	w.node("general", "m5.large", "us-east-1a", "on-demand", pod("1", "1Gi"))
+	d := decide(t, w.snapshot(), Options{})
+	if len(d.Commands) != 1 || d.Commands[0].Method != MethodEmptiness || len(d.Commands[0].Candidates) != 1 || d.Commands[0].Candidates[0] != old.Name {
+		t.Fatalf("want one emptiness command for %s, got %+v", old.Name, d.Commands)
+	}
+	if r := skipOf(d, fresh.Name); r != SkipConsolidateAfter {
+		t.Errorf("the fresh empty node must wait for consolidateAfter, skip = %q", r)
+	}
+}
+
+func TestBudgetLimitsEmptiness(t *testing.T) {
+	w := newFixture(t)
+	w.pool("general", append(families("m5"), onDemandOnly()), func(np *apisv1.NodePool) {
+		np.Spec.Disruption.Budgets = []apisv1.Budget{{Nodes: "1"}}
+	})
+	for i := 0; i < 3; i++ {
+		w.node("general", "m5.large", "us-east-1a", "on-demand")
+	}
+	d := decide(t, w.snapshot(), Options{})
+	if len(d.Commands) != 1 || len(d.Commands[0].Candidates) != 1 {
+		t.Fatalf("a budget of 1 allows one empty node, got %+v", d.Commands)
+	}
+	budget := 0
+	for _, s := range d.Skips {
+		if s.Reason == SkipBudget {
+			budget++
+		}
+	}
+	if budget != 2 {
+		t.Errorf("two nodes must be skipped for the budget, got %d", budget)
+	}
+}
+
+func TestConsolidationDeletesWhenPodsFitElsewhere(t *testing.T) {
+	w := newFixture(t)
+	w.pool("general", append(families("m5"), onDemandOnly()))
+	a := w.node("general", "m5.xlarge", "us-east-1a", "on-demand", pod("1", "1Gi"))
+	b := w.node("general", "m5.xlarge", "us-east-1a", "on-demand", pod("1", "1Gi"))
+	d := decide(t, w.snapshot(), Options{})
+	if len(d.Commands) != 1 {
+		t.Fatalf("want one command, got %+v", d.Commands)
+	}
+	cmd := d.Commands[0]
+	if cmd.Action != ActionDelete || len(cmd.Candidates) != 1 || (cmd.Candidates[0] != a.Name && cmd.Candidates[0] != b.Name) {
+		t.Fatalf("want one of the two nodes deleted, got %+v", cmd)
+	}
+	if cmd.Savings <= 0 {
+		t.Errorf("savings %.4f", cmd.Savings)
+	}
+}
+
+func TestConsolidationReplacesWithCheaper(t *testing.T) {
+	w := newFixture(t)
+	w.pool("general", append(families("m5"), onDemandOnly()))
+	big := w.node("general", "m5.4xlarge", "us-east-1a", "on-demand", pod("500m", "1Gi"))
+	d := decide(t, w.snapshot(), Options{})
+	if len(d.Commands) != 1 || d.Commands[0].Action != ActionReplace || d.Commands[0].Candidates[0] != big.Name {
+		t.Fatalf("want the big node replaced, got %+v", d.Commands)
+	}
+	r := d.Commands[0].Replacements
+	if len(r) != 1 || r[0].InstanceType.Name != "m5.large" {
+		t.Fatalf("want an m5.large replacement, got %v", r)
+	}
+	if d.Commands[0].ReplacementPrice >= d.Commands[0].Price {
+		t.Errorf("replacement must be cheaper: %.4f vs %.4f", d.Commands[0].ReplacementPrice, d.Commands[0].Price)
+	}
+}
+
+func TestMultiNodeConsolidation(t *testing.T) {
+	w := newFixture(t)
+	w.pool("general", append(families("m5"), onDemandOnly()))
+	for i := 0; i < 4; i++ {
+		w.node("general", "m5.xlarge", "us-east-1a", "on-demand", pod("1", "2Gi"))
+	}
+	d := decide(t, w.snapshot(), Options{})
+	if len(d.Commands) != 1 || len(d.Commands[0].Candidates) < 3 {
+		t.Fatalf("want one command removing at least 3 of 4 nodes, got %+v", d.Commands)
+	}
+	if len(d.Commands[0].Replacements) > 1 {
+		t.Errorf("a multi-node command has at most one replacement")
+	}
+}
+
+// 1→N: twelve single-accelerator pods on one inf2.48xlarge ($12.98/h) are cheaper on several
+// smaller nodes. With 2 vCPU and 8 GiB each they fit one per inf2.xlarge (12 × $0.76/h).
+func TestOneToManySplit(t *testing.T) {
+	w := newFixture(t)
+	w.pool("inf", append(families("inf2"), onDemandOnly()))
+	n := w.node("inf", "inf2.48xlarge", "us-east-1a", "on-demand", neuronPods(12, "2", "8Gi")...)
+	d := decide(t, w.snapshot(), Options{})
+	if len(d.Commands) != 1 || d.Commands[0].Candidates[0] != n.Name || d.Commands[0].Action != ActionReplace {
+		t.Fatalf("want the inf2.48xlarge replaced, got %+v", d.Commands)
+	}
+	cmd := d.Commands[0]
+	if len(cmd.Replacements) < 2 {
+		t.Fatalf("want a split into several nodes, got %d", len(cmd.Replacements))
+	}
+	if cmd.ReplacementPrice >= cmd.Price {
+		t.Fatalf("the split must be cheaper: %.4f vs %.4f", cmd.ReplacementPrice, cmd.Price)
+	}
+	placed := 0
+	for _, r := range cmd.Replacements {
+		placed += len(r.Pods)
+	}
+	if placed != 12 {
+		t.Errorf("replacements hold %d pods, want 12", placed)
+	}
+}
+
+// Pods of 8 vCPU and 32 GiB fit six per inf2.24xlarge, and two of those cost $12.98126/h against
+// the inf2.48xlarge's $12.98127/h: a saving of a thousandth of a cent is under the floor, and the
+// node stays.
+func TestOneToManySplitUnderTheFloor(t *testing.T) {
+	w := newFixture(t)
+	w.pool("inf", append(families("inf2"), onDemandOnly()))
+	n := w.node("inf", "inf2.48xlarge", "us-east-1a", "on-demand", neuronPods(12, "8", "32Gi")...)
+	d := decide(t, w.snapshot(), Options{})
+	if len(d.Commands) != 0 {
+		t.Fatalf("a negligible saving must not disrupt, got %+v", d.Commands)
+	}
+	if got := skipOf(d, n.Name); got != SkipSavingsFloor && got != SkipNotCheaper {
+		t.Errorf("skip %q, want the savings floor", got)
+	}
+}
+
+func neuronPods(n int, cpu, mem string) []*corev1.Pod {
+	var pods []*corev1.Pod
+	for i := 0; i < n; i++ {
+		p := pod(cpu, mem)
+		p.Spec.Containers[0].Resources.Requests["aws.amazon.com/neuron"] = resourceQty("1")
+		pods = append(pods, p)
+	}
+	return pods
+}
+
+func TestPDBBlocksAndDoNotDisrupt(t *testing.T) {
+	w := newFixture(t)
+	w.pool("general", append(families("m5"), onDemandOnly()))
+	guarded := w.node("general", "m5.4xlarge", "us-east-1a", "on-demand", pod("500m", "1Gi", "app", "db"))
+	held := pod("500m", "1Gi")
+	held.Annotations = map[string]string{apisv1.DoNotDisruptAnnotationKey: "true"}
+	pinned := w.node("general", "m5.4xlarge", "us-east-1a", "on-demand", held)
+	timed := pod("500m", "1Gi")
+	timed.Annotations = map[string]string{apisv1.DoNotDisruptAnnotationKey: "2h"}
+	timed.Status.StartTime = &metav1.Time{Time: now.Add(-time.Hour)}
+	timedNode := w.node("general", "m5.4xlarge", "us-east-1a", "on-demand", timed)
+	marked := w.node("general", "m5.4xlarge", "us-east-1a", "on-demand", pod("500m", "1Gi"))
+	marked.DoNotDisrupt = true
+	s := w.snapshot()
+	s.PDBs = []*policyv1.PodDisruptionBudget{{
+		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "default"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptrIntStr(0), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}},
+		Status:     policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 0},
+	}}
+	d := decide(t, s, Options{})
+	if len(d.Commands) != 0 {
+		t.Fatalf("every node is protected, got %+v", d.Commands)
+	}
+	for node, want := range map[string]SkipReason{guarded.Name: SkipPDB, pinned.Name: SkipDoNotDisruptPod, timedNode.Name: SkipDoNotDisruptPod, marked.Name: SkipDoNotDisruptNode} {
+		if got := skipOf(d, node); got != want {
+			t.Errorf("%s: skip %q, want %q", node, got, want)
+		}
+	}
+}
+
+func TestDriftReplacesEvenWhenNotCheaper(t *testing.T) {
+	w := newFixture(t)
+	w.pool("general", append(families("m5"), onDemandOnly()))
+	n := w.node("general", "m5.large", "us-east-1a", "on-demand", pod("1", "1Gi"))
+	n.Drifted = "NodePoolDrift"
+	d := decide(t, w.snapshot(), Options{})
+	if len(d.Commands) != 1 || d.Commands[0].Method != MethodDrift || d.Commands[0].Action != ActionReplace {
+		t.Fatalf("want a drift replacement, got %+v", d.Commands)
+	}
+}
+
+func TestExpirationIgnoresBudgets(t *testing.T) {
+	w := newFixture(t)
+	w.pool("general", append(families("m5"), onDemandOnly()), func(np *apisv1.NodePool) {
+		np.Spec.Disruption.Budgets = []apisv1.Budget{{Nodes: "0"}}
+	})
+	n := w.node("general", "m5.large", "us-east-1a", "on-demand", pod("1", "1Gi"))
+	n.ExpireAt = now.Add(-time.Minute)
+	d := decide(t, w.snapshot(), Options{})
+	if len(d.Commands) != 1 || d.Commands[0].Method != MethodExpiration {
+		t.Fatalf("expiration is forceful, got %+v", d.Commands)
+	}
+}
+
+func TestSpotToSpotRules(t *testing.T) {
+	mk := func(age time.Duration) *Snapshot {
+		w := newFixture(t)
+		w.pool("spot", []apisv1.NodeSelectorRequirementWithMinValues{
+			req(apisv1.LabelInstanceCategory, corev1.NodeSelectorOpIn, "m", "c", "r"),
+			req(apisv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, apisv1.CapacityTypeSpot),
+		})
+		n := w.node("spot", "m5.4xlarge", "us-east-1a", "spot", pod("500m", "1Gi"))
+		n.CreatedAt = now.Add(-age)
+		return w.snapshot()
+	}
+	d := decide(t, mk(time.Hour), Options{SpotToSpotMinInstanceTypes: 10000})
+	if len(d.Commands) != 0 || skipOf(d, "node-1") != SkipSpotToSpot {
+		t.Fatalf("too few cheaper types must block spot-to-spot: %+v %+v", d.Commands, d.Skips)
+	}
+	d = decide(t, mk(time.Minute), Options{})
+	if len(d.Commands) != 0 || skipOf(d, "node-1") != SkipSpotToSpotTooNew {
+		t.Fatalf("a young spot node is not replaced by spot: %+v %+v", d.Commands, d.Skips)
+	}
+	d = decide(t, mk(time.Hour), Options{})
+	if len(d.Commands) != 1 {
+		t.Fatalf("an old spot node with many cheaper types is replaced: %+v", d.Skips)
+	}
+	for _, r := range d.Commands[0].Replacements {
+		for _, it := range r.InstanceTypes {
+			if o, ok := it.CheapestOffering(r.Requirements); !ok || o.Price >= d.Commands[0].Price {
+				t.Errorf("spot replacement option %s is not cheaper than the node", it.Name)
+			}
+		}
+	}
+}
+
+func TestReservedRules(t *testing.T) {
+	w := newFixture(t)
+	w.pool("general", append(families("m5"), req(apisv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, apisv1.CapacityTypeOnDemand, apisv1.CapacityTypeReserved)))
+	n := w.node("general", "m5.xlarge", "us-east-1a", "reserved", pod("500m", "1Gi"))
+	d := decide(t, w.snapshot(), Options{})
+	if len(d.Commands) != 0 || skipOf(d, n.Name) != SkipReserved {
+		t.Fatalf("a reserved node holding pods stays on reserved capacity: %+v %+v", d.Commands, d.Skips)
+	}
+}
+
+func TestFloorsAndCursor(t *testing.T) {
+	w := newFixture(t)
+	w.pool("general", append(families("m5"), onDemandOnly()))
+	w.node("general", "m5.4xlarge", "us-east-1a", "on-demand", pod("500m", "1Gi"))
+	d := decide(t, w.snapshot(), Options{MinSavingsFraction: 0.99})
+	if len(d.Commands) != 0 || skipOf(d, "node-1") != SkipSavingsFloor {
+		t.Fatalf("a saving under the floor must be skipped: %+v", d.Skips)
+	}
+}
+
+func resourceQty(s string) resource.Quantity { return resource.MustParse(s) }
+
+func ptrIntStr(i int) *intstr.IntOrString { v := intstr.FromInt(i); return &v }

@@ -1,0 +1,11 @@
+// Package disruption decides which nodes tenon removes or replaces, and why. It is pure: the
+// controller (and the simulator) gathers a Snapshot, Decide returns Commands with the nodes to
+// remove, their replacements, the savings and the reason, and records why every other node was
+// left alone. The controller executes and re-validates the commands.
+//
+// Methods run in order and the first that acts ends the pass: emptiness, drift, expiration,
+// then consolidation (multi-node, then single-node delete or replace, 1→N splits and
+// spot-to-spot included). Every simulation runs the same solver the provisioner runs, on one
+// prepared snapshot per pass; candidates are ordered by what removing them saves, and a pass
+// resumes where the last one stopped so that no node is starved.
+package disruption

@@ -1,0 +1,145 @@
+package disruption
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/solver"
+)
+
+// candidate is a node with what a pass needs about it.
+type candidate struct {
+	*Node
+	pool *apisv1.NodePool
+	// pods are the node's pods that would be evicted (reschedulable); all are its pods.
+	pods, all []*corev1.Pod
+	// disruptionCost weighs evicting the pods (one per pod, more for higher priority).
+	disruptionCost float64
+}
+
+// blocked says why a node may not be disrupted gracefully at all, or "" when it may.
+func (d *decider) blocked(c *candidate) (SkipReason, string) {
+	switch {
+	case c.pool == nil:
+		return SkipNoNodePool, fmt.Sprintf("nodepool %q does not exist", c.NodePool)
+	case c.Deleting:
+		return SkipDeleting, "already being deleted"
+	case !c.Initialized:
+		return SkipNotInitialized, "not initialized"
+	case c.Nominated:
+		return SkipNominated, "recently nominated for pending pods"
+	case c.DoNotDisrupt:
+		return SkipDoNotDisruptNode, "the node is annotated " + apisv1.DoNotDisruptAnnotationKey
+	}
+	for _, p := range c.pods {
+		if protected(p, d.snap.Now) {
+			return SkipDoNotDisruptPod, fmt.Sprintf("pod %s/%s is annotated %s", p.Namespace, p.Name, apisv1.DoNotDisruptAnnotationKey)
+		}
+	}
+	if pdb := d.pdbs.blocking(c.pods); pdb != "" {
+		return SkipPDB, "evicting its pods would violate PodDisruptionBudget " + pdb
+	}
+	return "", ""
+}
+
+// protected reports whether a pod's do-not-disrupt annotation holds at now: "true", or a
+// duration since the pod started that has not run out.
+func protected(p *corev1.Pod, now time.Time) bool {
+	v, ok := p.Annotations[apisv1.DoNotDisruptAnnotationKey]
+	if !ok {
+		return false
+	}
+	if v == "true" {
+		return true
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return false // an unparsable value protects nothing (the API would refuse it)
+	}
+	start := p.CreationTimestamp.Time
+	if p.Status.StartTime != nil {
+		start = p.Status.StartTime.Time
+	}
+	return now.Before(start.Add(d))
+}
+
+// pdbState tracks how many more evictions each PodDisruptionBudget allows as a pass commits
+// commands.
+type pdbState struct {
+	pdbs    []*policyv1.PodDisruptionBudget
+	sel     []labels.Selector
+	allowed []int32
+}
+
+func newPDBState(pdbs []*policyv1.PodDisruptionBudget) *pdbState {
+	s := &pdbState{}
+	for _, p := range pdbs {
+		sel, err := metav1.LabelSelectorAsSelector(p.Spec.Selector)
+		if err != nil || p.Spec.Selector == nil {
+			continue
+		}
+		s.pdbs = append(s.pdbs, p)
+		s.sel = append(s.sel, sel)
+		s.allowed = append(s.allowed, p.Status.DisruptionsAllowed)
+	}
+	return s
+}
+
+// counts returns, per PDB, how many of pods it covers.
+func (s *pdbState) counts(pods []*corev1.Pod) []int32 {
+	out := make([]int32, len(s.pdbs))
+	for _, p := range pods {
+		for i, pdb := range s.pdbs {
+			if pdb.Namespace == p.Namespace && s.sel[i].Matches(labels.Set(p.Labels)) {
+				out[i]++
+			}
+		}
+	}
+	return out
+}
+
+// blocking names a PDB that evicting pods would violate, or "".
+func (s *pdbState) blocking(pods []*corev1.Pod) string {
+	for i, n := range s.counts(pods) {
+		if n > s.allowed[i] {
+			return s.pdbs[i].Namespace + "/" + s.pdbs[i].Name
+		}
+	}
+	return ""
+}
+
+// take records the evictions of a committed command.
+func (s *pdbState) take(pods []*corev1.Pod) {
+	for i, n := range s.counts(pods) {
+		s.allowed[i] -= n
+	}
+}
+
+// disruptionCost weighs evicting pods: one per pod, scaled by priority within [0.1, 10].
+func disruptionCost(pods []*corev1.Pod) float64 {
+	var cost float64
+	for _, p := range pods {
+		w := 1.0
+		if p.Spec.Priority != nil {
+			w += float64(*p.Spec.Priority) / (1 << 25)
+		}
+		cost += min(max(w, 0.1), 10)
+	}
+	return cost
+}
+
+func reschedulable(pods []*corev1.Pod) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range pods {
+		if solver.Reschedulable(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,95 @@
+package disruption
+
+import (
+	"strconv"
+	"time"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+)
+
+// Annotations on a NodePool that override Options for it.
+const (
+	AnnotationMinSavingsFraction = "tenon.sh/consolidation-min-savings-fraction"
+	AnnotationMinSavingsPerHour  = "tenon.sh/consolidation-min-savings-per-hour"
+	AnnotationSpotToSpotMinTypes = "tenon.sh/spot-to-spot-min-instance-types"
+	AnnotationSpotToSpotMinAge   = "tenon.sh/spot-to-spot-min-age"
+	AnnotationBalancedThreshold  = "tenon.sh/balanced-threshold"
+)
+
+// Options tune a pass. The zero value takes the defaults.
+type Options struct {
+	// SpotToSpotMinInstanceTypes is how many instance types cheaper than a spot node its spot
+	// replacement must be able to launch as (default 15; 1 suits GPU pools).
+	SpotToSpotMinInstanceTypes int
+	// SpotToSpotMinAge is how old a spot node must be before it is replaced by cheaper spot: a
+	// node that was cheapest at launch is often undercut minutes later (default 10m).
+	SpotToSpotMinAge time.Duration
+	// MinSavingsFraction and MinSavingsPerHour are floors under what a consolidation command
+	// must save: a fraction of the candidates' price and an absolute $/h (defaults 0.02 and
+	// 0.001).
+	MinSavingsFraction float64
+	MinSavingsPerHour  float64
+	// BalancedThreshold is the least score (savings fraction over disruption fraction) a
+	// Balanced NodePool acts on (default 0.5).
+	BalancedThreshold float64
+	// MaxSimulations caps the solver runs of one pass (default 2000); the next pass resumes.
+	MaxSimulations int
+	// MaxMultiNode caps the candidates one multi-node command considers (default 100).
+	MaxMultiNode int
+	// MaxCommands caps the commands of one pass (default 10).
+	MaxCommands int
+	// Cursor is where single-node consolidation resumes (the previous pass's Decision.Cursor).
+	Cursor string
+}
+
+func (o Options) withDefaults() Options {
+	if o.SpotToSpotMinInstanceTypes <= 0 {
+		o.SpotToSpotMinInstanceTypes = 15
+	}
+	if o.SpotToSpotMinAge == 0 {
+		o.SpotToSpotMinAge = 10 * time.Minute
+	}
+	if o.MinSavingsFraction == 0 {
+		o.MinSavingsFraction = 0.02
+	}
+	if o.MinSavingsPerHour == 0 {
+		o.MinSavingsPerHour = 0.001
+	}
+	if o.BalancedThreshold == 0 {
+		o.BalancedThreshold = 0.5
+	}
+	if o.MaxSimulations <= 0 {
+		o.MaxSimulations = 2000
+	}
+	if o.MaxMultiNode <= 0 {
+		o.MaxMultiNode = 100
+	}
+	if o.MaxCommands <= 0 {
+		o.MaxCommands = 10
+	}
+	return o
+}
+
+// forPool applies a NodePool's annotations over the options.
+func (o Options) forPool(np *apisv1.NodePool) Options {
+	if np == nil {
+		return o
+	}
+	a := np.Annotations
+	if v, err := strconv.ParseFloat(a[AnnotationMinSavingsFraction], 64); err == nil && v >= 0 {
+		o.MinSavingsFraction = v
+	}
+	if v, err := strconv.ParseFloat(a[AnnotationMinSavingsPerHour], 64); err == nil && v >= 0 {
+		o.MinSavingsPerHour = v
+	}
+	if v, err := strconv.Atoi(a[AnnotationSpotToSpotMinTypes]); err == nil && v > 0 {
+		o.SpotToSpotMinInstanceTypes = v
+	}
+	if v, err := time.ParseDuration(a[AnnotationSpotToSpotMinAge]); err == nil && v >= 0 {
+		o.SpotToSpotMinAge = v
+	}
+	if v, err := strconv.ParseFloat(a[AnnotationBalancedThreshold], 64); err == nil && v > 0 {
+		o.BalancedThreshold = v
+	}
+	return o
+}

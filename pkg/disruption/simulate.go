@@ -1,0 +1,116 @@
+package disruption
+
+import (
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tenon-sh/tenon/pkg/solver"
+)
+
+// world is the cluster as a pass sees it after the commands it has committed so far: a
+// prepared solver snapshot with the committed candidates gone and their replacements in
+// flight, and the plan the pending backlog would get on it.
+type world struct {
+	snap *solver.Snapshot
+	prep *solver.Prepared
+	base *solver.Plan // the pending backlog alone
+	runs int
+	// commits counts the commands applied; it keeps the placeholder hostnames of each
+	// command's replacements apart from those of the commands before it.
+	commits int
+}
+
+func newWorld(snap *solver.Snapshot) (*world, error) {
+	w := &world{snap: snap}
+	return w, w.prepare()
+}
+
+func (w *world) prepare() error {
+	p, err := solver.Prepare(w.snap)
+	if err != nil {
+		return err
+	}
+	w.prep = p
+	w.base, err = p.Solve(w.snap.Pods, solver.Options{SkipBound: true})
+	w.runs++
+	return err
+}
+
+// outcome is what removing some nodes would take.
+type outcome struct {
+	plan *solver.Plan
+	// replacements are the new claims holding the removed nodes' pods; delta is what the plan
+	// costs beyond what the pending backlog costs alone.
+	replacements []*solver.Claim
+	delta        float64
+	// stranded are the removed nodes' pods that could go nowhere.
+	stranded int
+}
+
+// remove simulates the nodes gone and their pods (with the pending backlog) placed elsewhere.
+func (w *world) remove(nodes []string, pods []*corev1.Pod) (*outcome, error) {
+	all := append(slices.Clone(w.snap.Pods), pods...)
+	plan, err := w.prep.Solve(all, solver.Options{SkipBound: true, ExcludeNodes: nodes, HostnamePrefix: fmt.Sprintf("replacement-%d-", w.commits)})
+	w.runs++
+	if err != nil {
+		return nil, err
+	}
+	moved := map[*corev1.Pod]bool{}
+	for _, p := range pods {
+		moved[p] = true
+	}
+	o := &outcome{plan: plan, delta: plan.Price - w.base.Price}
+	for _, u := range plan.Unschedulable {
+		if moved[u.Pod] {
+			o.stranded++
+		}
+	}
+	for _, c := range plan.Claims {
+		for _, p := range c.Pods {
+			if moved[p] {
+				o.replacements = append(o.replacements, c)
+				break
+			}
+		}
+	}
+	return o, nil
+}
+
+// commit applies a command to the world: its candidates are marked for deletion, and its
+// replacements become claims in flight holding the candidates' pods.
+func (w *world) commit(cmd *Command) error {
+	gone := map[string]bool{}
+	for _, n := range cmd.Candidates {
+		gone[n] = true
+	}
+	landing := map[string][]*corev1.Pod{}
+	for _, m := range cmd.Moves {
+		landing[m.Node] = append(landing[m.Node], m.Pod)
+	}
+	next := *w.snap
+	next.Nodes = nil
+	for _, n := range w.snap.Nodes {
+		if gone[n.Name] {
+			n.MarkedForDeletion = true
+		}
+		if in := landing[n.Name]; len(in) > 0 {
+			n.Pods = append(slices.Clip(n.Pods), in...)
+		}
+		next.Nodes = append(next.Nodes, n)
+	}
+	for _, c := range cmd.Replacements {
+		labels := c.InstanceType.NodeLabels(&c.Offering)
+		for k, v := range c.Requirements.Labels() {
+			labels[k] = v
+		}
+		next.Nodes = append(next.Nodes, solver.Node{
+			Name: c.Hostname, NodePool: c.NodePool, Labels: labels, InFlight: true,
+			Allocatable: c.InstanceType.Allocatable().Sub(c.DaemonSetOverhead), Pods: c.Pods, Price: c.Price,
+		})
+	}
+	w.snap = &next
+	w.commits++
+	return w.prepare()
+}
