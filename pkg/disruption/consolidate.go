@@ -43,7 +43,7 @@ func (d *decider) consolidation() error {
 	if len(eligible) == 0 {
 		return nil
 	}
-	if err := d.multiNode(eligible); err != nil || len(d.dec.Commands) > 0 {
+	if err := d.multiNode(eligible); err != nil {
 		return err
 	}
 	return d.singleNode(eligible)

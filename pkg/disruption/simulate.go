@@ -28,7 +28,14 @@ func newWorld(snap *solver.Snapshot) (*world, error) {
 }
 
 func (w *world) prepare() error {
-	p, err := solver.Prepare(w.snap)
+	var p *solver.Prepared
+	var err error
+	if w.prep == nil {
+		p, err = solver.Prepare(w.snap)
+	} else {
+		// Only nodes change between commits: the pools stay compiled.
+		p, err = w.prep.WithNodes(w.snap)
+	}
 	if err != nil {
 		return err
 	}

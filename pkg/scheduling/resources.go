@@ -226,7 +226,15 @@ func (r Resources) String() string {
 // the larger of the sum of its containers (with restartable init containers, "sidecars") and the
 // peak of its init sequence, pod-level resources where set, plus its overhead, plus one pod.
 func PodRequests(pod *corev1.Pod) (Resources, error) {
-	r, err := FromResourceList(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
+	var requests corev1.ResourceList
+	if len(pod.Spec.Containers) == 1 && len(pod.Spec.InitContainers) == 0 && pod.Spec.Overhead == nil && pod.Spec.Resources == nil {
+		// One container and nothing else: its requests are the pod's, without the general
+		// computation's copies.
+		requests = pod.Spec.Containers[0].Resources.Requests
+	} else {
+		requests = resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	}
+	r, err := FromResourceList(requests)
 	if err != nil {
 		return Resources{}, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}

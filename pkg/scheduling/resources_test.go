@@ -6,6 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
+	"pgregory.net/rapid"
 )
 
 func rl(pairs ...string) corev1.ResourceList {
@@ -166,4 +168,29 @@ func TestHostPorts(t *testing.T) {
 	if p, ok := HostPortConflict(got, []HostPort{{"0.0.0.0", "TCP", 8080}}); !ok || p.Port != 8080 {
 		t.Errorf("HostPortConflict missed the wildcard clash")
 	}
+}
+
+// The one-container shortcut must agree with the general computation.
+func TestPodRequestsShortcutAgrees(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		list := corev1.ResourceList{}
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage, ResourceNvidiaGPU} {
+			if rapid.Bool().Draw(t, "has-"+string(name)) {
+				list[name] = *resource.NewScaledQuantity(rapid.Int64Range(0, 1<<40).Draw(t, "v"), resource.Scale(rapid.IntRange(-9, 3).Draw(t, "scale")))
+			}
+		}
+		pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: list}}}}}
+		got, err := PodRequests(pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := FromResourceList(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[Pods]++
+		if got != want {
+			t.Fatalf("shortcut %v, general %v", got, want)
+		}
+	})
 }

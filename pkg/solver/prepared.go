@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 )
 
 // Prepared is a snapshot compiled once for many solves: the pools with their instance types and
@@ -40,14 +42,44 @@ type groupMemo struct {
 
 // Prepare compiles a snapshot. The snapshot's Pods are not compiled: Solve takes the pods.
 func Prepare(snap *Snapshot) (*Prepared, error) {
-	b := &solve{snap: snap, zoneIndex: map[string]int{}, typeKeys: map[string]bool{}, reservationIndex: map[string]int{}}
+	b := &solve{snap: snap, zoneIndex: map[string]int{}, typeKeys: map[string]bool{}, reservationIndex: map[string]int{},
+		cache: newCompileCache(nil)}
 	if err := b.indexZones(); err != nil {
 		return nil, err
 	}
 	b.compileDaemons()
 	b.compilePools()
-	b.compileTargets()
 	b.reservationsInit = slices.Clone(b.reservations)
+	return prepareNodes(b), nil
+}
+
+// WithNodes prepares snap, which differs from the prepared snapshot only in its nodes (the
+// same NodePools, DaemonSets and namespaces): the compiled pools and DaemonSets are reused and
+// only the nodes are compiled. The disruption loop uses it after each command it commits. A
+// node in a zone the prepared snapshot did not know makes it prepare from scratch.
+func (p *Prepared) WithNodes(snap *Snapshot) (*Prepared, error) {
+	b := p.base
+	for i := range snap.Nodes {
+		z := snap.Nodes[i].Labels[apisv1.LabelZone]
+		if z == "" {
+			continue
+		}
+		zi, ok := b.zoneIndex[z]
+		if !ok || (b.zoneIDs[zi] == "" && snap.Nodes[i].Labels[apisv1.LabelTopologyZoneID] != "") {
+			return Prepare(snap)
+		}
+	}
+	return prepareNodes(&solve{
+		snap: snap, zones: b.zones, zoneIDs: b.zoneIDs, zoneIndex: b.zoneIndex, typeKeys: b.typeKeys,
+		daemons: b.daemons, pools: b.pools, reservationIndex: b.reservationIndex, reservationsInit: b.reservationsInit,
+		cache: newCompileCache(b.cache),
+	}), nil
+}
+
+// prepareNodes compiles the nodes of a solve whose pools and DaemonSets are compiled.
+func prepareNodes(b *solve) *Prepared {
+	b.compileTargets()
+	b.cache.prev = nil // one generation back is enough
 	p := &Prepared{base: b, memos: map[string]*groupMemo{}}
 	var running []*corev1.Pod
 	for _, t := range b.targets {
@@ -72,7 +104,7 @@ func Prepare(snap *Snapshot) (*Prepared, error) {
 		}
 	}
 	p.existingKeys = selectorKeys(running, nil)
-	return p, nil
+	return p
 }
 
 // Solve places pods on the prepared snapshot, with opts.ExcludeNodes treated as gone.

@@ -2,6 +2,7 @@ package solver
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -216,6 +217,54 @@ func TestPropertyPreparedReuse(t *testing.T) {
 					t.Fatalf("round %d: placement %d differs", round, i)
 				}
 			}
+		}
+	})
+}
+
+// TestPropertyWithNodes: re-preparing with changed nodes (some gone, some with pods moved onto
+// them) solves exactly as preparing the changed snapshot from scratch.
+func TestPropertyWithNodes(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		snap := drawSnapshot(t)
+		prep, err := Prepare(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for round := 0; round < 3; round++ {
+			next := *snap
+			next.Nodes = slices.Clone(snap.Nodes)
+			for i := range next.Nodes {
+				switch rapid.IntRange(0, 3).Draw(t, "change") {
+				case 0:
+					next.Nodes[i].MarkedForDeletion = true
+				case 1:
+					if len(snap.Pods) > 0 {
+						p := snap.Pods[rapid.IntRange(0, len(snap.Pods)-1).Draw(t, "pod")]
+						next.Nodes[i].Pods = append(slices.Clip(next.Nodes[i].Pods), p)
+					}
+				}
+			}
+			if prep, err = prep.WithNodes(&next); err != nil {
+				t.Fatal(err)
+			}
+			got, err := prep.Solve(next.Pods, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := Solve(&next, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Price != want.Price || len(got.Claims) != len(want.Claims) ||
+				len(got.Placements) != len(want.Placements) || len(got.Unschedulable) != len(want.Unschedulable) {
+				t.Fatalf("round %d: re-prepared solve %s differs from a fresh one %s", round, describe(got), describe(want))
+			}
+			for i := range got.Placements {
+				if got.Placements[i] != want.Placements[i] {
+					t.Fatalf("round %d: placement %d differs", round, i)
+				}
+			}
+			snap = &next
 		}
 	})
 }

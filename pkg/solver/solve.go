@@ -50,6 +50,7 @@ type solve struct {
 	classes []*class
 	topo    *topology
 	targets []*target // existing nodes and in-flight claims, in the order they are tried
+	cache   *compileCache
 	claims  []*newClaim
 	cidx    claimIndex
 	// demand[p] is what the pods not yet placed that pool p could hold ask for.

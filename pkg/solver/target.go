@@ -63,40 +63,53 @@ func (s *solve) compileTargets() {
 	})
 	sigs := map[string]int{}
 	for _, n := range nodes {
-		t := &target{host: len(s.targets), node: n, labels: n.Labels, free: n.Allocatable}
-		if t.labels == nil {
-			t.labels = map[string]string{}
+		e := s.cache.node(n, s.compileNode)
+		t := &target{host: len(s.targets), node: n, labels: e.labels, free: e.free, free0: e.free, ports: e.ports}
+		if i, ok := sigs[e.key]; ok {
+			t.sig = i
+		} else {
+			t.sig = len(sigs)
+			sigs[e.key] = t.sig
 		}
-		t.labels = maps.Clone(t.labels)
-		t.labels[scheduling.FieldNodeName] = n.Name
-		present := map[string]bool{}
-		for _, p := range n.Pods {
-			if req, err := scheduling.PodRequests(p); err == nil {
-				t.free = t.free.Sub(req)
-			}
-			t.ports = append(t.ports, scheduling.PodHostPorts(p)...)
-			if ref := daemonSetOwner(p); ref != "" {
-				present[p.Namespace+"/"+ref] = true
-			}
-		}
-		// DaemonSets that would land on the node but have no pod there yet.
-		for i := range s.snap.DaemonSets {
-			d := &s.snap.DaemonSets[i]
-			if present[d.Namespace+"/"+d.Name] || d.Pod == nil {
-				continue
-			}
-			if s.daemonFits(d.Pod, t.labels, n.Taints) {
-				if req, err := scheduling.PodRequests(d.Pod); err == nil {
-					t.free = t.free.Sub(req)
-				}
-			}
-		}
-		t.free0 = t.free
-		t.ports = t.ports[:len(t.ports):len(t.ports)]
-		t.sig = nodeSignature(sigs, n)
 		t.base = len(s.targets)
 		s.targets = append(s.targets, t)
 	}
+}
+
+// compileNode works out what the solver needs of a node: its labels (with its name as a field
+// label), its free room after its pods and the DaemonSets that will land on it, its host ports,
+// and its signature key.
+func (s *solve) compileNode(n *Node) nodeEntry {
+	labels := maps.Clone(n.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[scheduling.FieldNodeName] = n.Name
+	e := nodeEntry{labels: labels, free: n.Allocatable, key: signatureKey(n)}
+	present := map[string]bool{}
+	for _, p := range n.Pods {
+		if req, err := scheduling.PodRequests(p); err == nil {
+			e.free = e.free.Sub(req)
+		}
+		e.ports = append(e.ports, scheduling.PodHostPorts(p)...)
+		if ref := daemonSetOwner(p); ref != "" {
+			present[p.Namespace+"/"+ref] = true
+		}
+	}
+	// DaemonSets that would land on the node but have no pod there yet.
+	for i := range s.snap.DaemonSets {
+		d := &s.snap.DaemonSets[i]
+		if present[d.Namespace+"/"+d.Name] || d.Pod == nil {
+			continue
+		}
+		if s.daemonFits(d.Pod, labels, n.Taints) {
+			if req, err := scheduling.PodRequests(d.Pod); err == nil {
+				e.free = e.free.Sub(req)
+			}
+		}
+	}
+	e.ports = e.ports[:len(e.ports):len(e.ports)]
+	return e
 }
 
 func daemonSetOwner(p *corev1.Pod) string {
@@ -124,8 +137,9 @@ func (s *solve) daemonFits(pod *corev1.Pod, lbls map[string]string, taints []cor
 	return false
 }
 
-// nodeSignature numbers nodes by their labels (but the hostname and name) and taints.
-func nodeSignature(sigs map[string]int, n *Node) int {
+// signatureKey is what tells nodes apart for the solver: their labels (but the hostname) and
+// taints.
+func signatureKey(n *Node) string {
 	var b strings.Builder
 	for _, k := range slices.Sorted(maps.Keys(n.Labels)) {
 		if k == corev1.LabelHostname {
@@ -141,12 +155,7 @@ func nodeSignature(sigs map[string]int, n *Node) int {
 		b.WriteString(taintString(&t))
 		b.WriteByte(0)
 	}
-	key := b.String()
-	if i, ok := sigs[key]; ok {
-		return i
-	}
-	sigs[key] = len(sigs)
-	return len(sigs) - 1
+	return b.String()
 }
 
 // countExisting adds the pods running on every target to the topology groups, from counts the
@@ -171,4 +180,48 @@ func (s *solve) registerExisting() {
 	for _, a := range s.prep.anti {
 		s.topo.group(kindAnti, a.key, a.ns, a.nsSel, a.sel)
 	}
+}
+
+// compileCache keeps the compiled form of each node for the next preparation of nearly the
+// same nodes (Prepared.WithNodes, after a disruption command): most nodes come back unchanged,
+// with the same pods, and need not be compiled again. Each preparation starts a new cache that
+// holds only the nodes it saw, so the cache never outgrows the cluster. The DaemonSets are the
+// same across the preparations that share a cache.
+type compileCache struct {
+	prev  *compileCache
+	nodes map[string]nodeEntry // by node name
+}
+
+// nodeEntry is a compiled node and what it was compiled from.
+type nodeEntry struct {
+	from   Node
+	labels map[string]string
+	free   scheduling.Resources
+	ports  []scheduling.HostPort
+	key    string
+}
+
+func newCompileCache(prev *compileCache) *compileCache {
+	return &compileCache{prev: prev, nodes: map[string]nodeEntry{}}
+}
+
+// node returns the node compiled, by compile unless the previous preparation compiled the
+// same node.
+func (c *compileCache) node(n *Node, compile func(*Node) nodeEntry) nodeEntry {
+	if c.prev != nil {
+		if e, ok := c.prev.nodes[n.Name]; ok && sameNode(&e.from, n) {
+			c.nodes[n.Name] = e
+			return e
+		}
+	}
+	e := compile(n)
+	e.from = *n
+	c.nodes[n.Name] = e
+	return e
+}
+
+// sameNode reports whether two nodes compile alike: the same allocatable, labels, taints and
+// pods (the same pod objects).
+func sameNode(a, b *Node) bool {
+	return a.Allocatable == b.Allocatable && slices.Equal(a.Pods, b.Pods) && maps.Equal(a.Labels, b.Labels) && slices.Equal(a.Taints, b.Taints)
 }
