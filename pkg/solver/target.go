@@ -3,6 +3,7 @@ package solver
 import (
 	"cmp"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -223,5 +224,10 @@ func (c *compileCache) node(n *Node, compile func(*Node) nodeEntry) nodeEntry {
 // sameNode reports whether two nodes compile alike: the same allocatable, labels, taints and
 // pods (the same pod objects).
 func sameNode(a, b *Node) bool {
-	return a.Allocatable == b.Allocatable && slices.Equal(a.Pods, b.Pods) && maps.Equal(a.Labels, b.Labels) && slices.Equal(a.Taints, b.Taints)
+	if a.Allocatable != b.Allocatable || len(a.Pods) != len(b.Pods) || len(a.Labels) != len(b.Labels) || !slices.Equal(a.Taints, b.Taints) {
+		return false
+	}
+	// Copies of a node share its slices and maps; only what differs needs comparing.
+	samePods := len(a.Pods) == 0 || &a.Pods[0] == &b.Pods[0] || slices.Equal(a.Pods, b.Pods)
+	return samePods && (reflect.ValueOf(a.Labels).UnsafePointer() == reflect.ValueOf(b.Labels).UnsafePointer() || maps.Equal(a.Labels, b.Labels))
 }
