@@ -31,21 +31,27 @@ type cand struct {
 	off, end int
 }
 
-func newColgen(in *instance, cfg *config, bounded bool, top int8) *colgen {
+// newColgen starts column generation over the LP relaxations lp solves (bounded or not, with
+// whatever bases it kept from an earlier LP); seed adds the starting columns (see seed).
+func newColgen(in *instance, cfg *config, lp *nodeLP, top int8, seed bool) *colgen {
 	ms, limitRow := newMaster(in)
+	bounded := lp.bounded
 	cg := &colgen{
 		in: in, cfg: cfg, ms: ms, limitRow: limitRow,
-		kn:    newKnap(in, bounded),
+		kn:    newKnap(in, lp),
 		cert:  newCertificate(in, top),
 		pi:    make([]float64, in.nK),
 		sigma: make([]float64, ms.m-in.nK),
 	}
-	cg.seed(bounded)
+	if seed {
+		cg.seed(bounded)
+	}
 	return cg
 }
 
 // seed adds, for each class, a column holding it alone on its cheapest type per pod, and on its
-// cheapest unlimited type per pod when that differs.
+// cheapest unlimited type per pod when that differs; the master starts from the latter (see
+// crash). The covering LP also gets its mixes (seedMixes).
 func (cg *colgen) seed(bounded bool) {
 	in := cg.in
 	nR := in.nR
@@ -79,11 +85,67 @@ func (cg *colgen) seed(bounded bool) {
 			}
 		}
 	}
+	start := make([]int, in.nK) // the column of each class's cheapest unlimited seed, or −1
 	for k := range all {
+		start[k] = -1
+		j := cg.ms.columns()
 		cg.addColumn(all[k].t, []int32{int32(k)}, []float64{all[k].q})
 		if free[k].t >= 0 && free[k].t != all[k].t {
+			j = cg.ms.columns()
 			cg.addColumn(free[k].t, []int32{int32(k)}, []float64{free[k].q})
 		}
+		if free[k].t >= 0 {
+			start[k] = j
+		}
+	}
+	cg.ms.crash(start)
+	if !bounded {
+		cg.seedMixes()
+	}
+}
+
+// seedMixes adds, for the few types that would hold all their classes' pods most cheaply, a
+// column holding those pods in proportion, as much of them as one node takes (covering LP: no
+// per-node caps). Where one type serves everything best, the LP is that column, which column
+// generation would otherwise assemble from many fillings of a few classes each.
+func (cg *colgen) seedMixes() {
+	in := cg.in
+	nR := in.nR
+	type mix struct {
+		t    int
+		per  float64 // price per share of the demand
+		frac float64 // the share one node holds
+	}
+	var mixes []mix
+	need := make([]float64, nR)
+	for t := 0; t < in.nT; t++ {
+		clear(need)
+		for i := in.tOff[t]; i < in.tOff[t+1]; i++ {
+			k := int(in.tCls[i])
+			for j := 0; j < nR; j++ {
+				need[j] += float64(in.count[k]) * float64(in.dem[k*nR+j])
+			}
+		}
+		frac := math.Inf(1)
+		for j, v := range need {
+			if v > 0 {
+				frac = min(frac, float64(in.capa[t*nR+j])/v)
+			}
+		}
+		if frac > 0 && !math.IsInf(frac, 1) {
+			mixes = append(mixes, mix{t: t, per: in.price[t] / frac, frac: frac})
+		}
+	}
+	slices.SortStableFunc(mixes, func(a, b mix) int { return cmp.Compare(a.per, b.per) })
+	var rows []int32
+	var vals []float64
+	for _, m := range mixes[:min(len(mixes), 4)] {
+		rows, vals = rows[:0], vals[:0]
+		for i := in.tOff[m.t]; i < in.tOff[m.t+1]; i++ {
+			rows = append(rows, in.tCls[i])
+			vals = append(vals, m.frac*float64(in.count[in.tCls[i]]))
+		}
+		cg.addColumn(m.t, rows, vals)
 	}
 }
 

@@ -5,48 +5,73 @@ import (
 	"slices"
 )
 
+// certificateNodes caps the branch-and-bound nodes of one certificate, over all its knapsacks,
+// at this many times the cap per knapsack. Large knapsacks whose LP bound is all but their
+// optimum (many pods per node) can exhaust any cap without moving the bound; the cap keeps
+// them from costing more than the bound can gain.
+const certificateNodes = 2
+
+// searchOverhead is what one branch and bound costs the budget at least, in nodes: its setup
+// (an LP, a rounding, a sort) costs as much as that many nodes, and knapsacks whose root bound
+// already settles them are many where types tie.
+const searchOverhead = 64
+
 type configResult struct {
 	value           float64
 	rounds, columns int
 	exact           bool
+	nodes           []lpNode // with cfg.patterns: the last master's solution …
+	covered         bool     // … when it covers the demand without artificial columns
 }
 
 // configuration solves the configuration LP by column generation over integer node patterns,
 // starting from the bounded fractional LP (bcov), whose optimum it can only raise:
 //
-//  1. It certifies bcov's prices with whole-pod knapsacks (branch and bound on the types that
-//     matter), so the result is never below the bounded LP's (nor, through it, the covering's).
-//  2. If some of those knapsacks were too large to solve exactly, it stops there: no certificate
-//     could then prove much more, and such knapsacks hold many pods, where whole pods matter
-//     little.
-//  3. Otherwise it seeds the master with each type's best whole-pod node at bcov's prices and
-//     runs column generation from bcov's prices (Wentges smoothing): greedy, LP-rounding and
-//     short branch-and-bound pricing while they find columns; when they find none, the
-//     certificate, whose branch and bound also finds the columns the heuristics missed.
+//  1. It certifies bcov's prices with whole-pod knapsacks (branch and bound, within a budget,
+//     on the types whose breakpoints decide the bound; bcov's own LP bounds at those prices
+//     first), so the result is never below the bounded LP's (nor, through it, the covering's).
+//  2. If some of those knapsacks were not solved exactly (too large, out of budget, or their LP
+//     bound all but attained), it stops there: no certificate could then prove much more, and
+//     such knapsacks hold many pods, where whole pods matter little. With cfg.patterns it goes
+//     on all the same, for the master's solution.
+//  3. It seeds the master with single-class columns, bcov's optimum rounded to whole pods and
+//     the best whole-pod node at bcov's prices of each type that optimum uses, and runs column
+//     generation from bcov's prices (Wentges smoothing) over a working set of types (see
+//     workingSet): LP-rounding, greedy and short branch-and-bound pricing while they find
+//     columns; when they find none, the certificate, whose branch and bound also finds the
+//     columns the heuristics missed.
 //
 // It stops when the bound is proven optimal, when the master's objective (an upper bound on the
 // LP) is within the gap of the best bound known, or at the round cap.
 func configuration(in *instance, cfg *config, cov, bcov coverResult) configResult {
-	cg := newColgen(in, cfg, true, 2)
+	// The master is seeded only if column generation runs; the certificate needs none.
+	cg := newColgen(in, cfg, bcov.lp, 2, false)
 	kn, cert := cg.kn, cg.cert
-	for _, f := range bcov.cols {
-		rows, vals := cg.round(f)
-		if len(rows) > 0 {
-			cg.addColumn(f.t, rows, vals)
-		}
-	}
 	var res configResult
 	var rows []int32
 	var vals []float64
 	complete := true // every branch and bound of the certificate finished
+	budget := 0      // branch-and-bound nodes left to the certificate being solved
 	refine := func(t int) {
+		level := min(cert.level[t]+1, 2)
+		if level == 2 && budget <= 0 {
+			// No branch and bound left: the LP bound stands.
+			complete = false
+			cert.level[t] = 2
+			return
+		}
 		kn.load(t, cg.pi)
 		ub := min(cert.vt[t], kn.relax())
-		level := cert.level[t] + 1
-		if level >= 2 {
-			level = 2
-			ub = min(ub, kn.branch(cfg.knapsackNodes))
-			complete = complete && !kn.cut
+		if level == 2 {
+			if kn.roundLP() >= ub*(1-searchTol) {
+				// The LP bound is all but attained: no search could lower it by more than
+				// it would leave open (see searchTol).
+				complete = false
+			} else {
+				ub = min(ub, kn.branch(min(cfg.knapsackNodes, budget)))
+				budget -= max(kn.nodes, searchOverhead)
+				complete = complete && !kn.cut
+			}
 			if thr := cg.threshold(t); improves(kn.bestVal, thr) {
 				rows, vals = kn.pattern(rows[:0], vals[:0])
 				cg.offer(t, kn.bestVal, thr, rows, vals)
@@ -54,37 +79,56 @@ func configuration(in *instance, cfg *config, cov, bcov coverResult) configResul
 		}
 		cert.set(t, ub, level)
 	}
-	// certifyAt certifies prices pi (thresholds use the current σ), starting from quick bounds.
-	certifyAt := func(pi []float64) float64 {
+	// solve solves the certificate started at cg.pi with a fresh branch-and-bound budget.
+	solve := func() float64 {
+		budget = certificateNodes * cfg.knapsackNodes
+		return cert.solve(refine)
+	}
+	// certifyAt certifies prices pi (thresholds use the current σ), starting from quick bounds,
+	// or from the LP bounds lp computed at pi if it is not nil.
+	certifyAt := func(pi []float64, lp *coverResult) float64 {
 		for t := 0; t < in.nT; t++ {
 			kn.load(t, pi)
-			if kn.n == 0 {
+			switch {
+			case kn.n == 0:
 				cert.set(t, 0, 2)
-			} else {
+			case lp != nil:
+				cert.vt[t], cert.level[t] = lp.vt[t], lp.level[t]
+			default:
 				cert.set(t, kn.cheap(), 0)
 			}
 		}
 		cert.start(pi)
-		return cert.solve(refine)
+		return solve()
 	}
-	cg.ms.solve()
-	cg.ms.prices(cg.pi, cg.sigma)
 	copy(cg.pi, bcov.pi)
-	res.value = certifyAt(cg.pi)
-	if res.value < cov.value { // the bounded LP stopped short
+	res.value = certifyAt(cg.pi, &bcov)
+	if res.value < cov.value*(1-relSafety) { // the bounded LP stopped short (not just rounding)
 		copy(cg.pi, cov.pi)
-		res.value = max(res.value, certifyAt(cg.pi))
+		res.value = max(res.value, certifyAt(cg.pi, nil))
 	}
-	if !complete {
+	if !complete && !cfg.patterns {
 		// The knapsacks that decide the bound are too large to solve exactly, so no
 		// certificate could prove more than the bounded LP's: the rounds would be spent for
 		// nothing. (Their pods are many per node, so whole pods matter little there anyway.)
+		// Patterns need the master all the same.
 		return res
 	}
-	// Seed the master with each type's best whole-pod node at the bounded LP's prices: the
-	// integer counterparts of the columns that LP's optimum is made of.
+	// Seed the master (step 3): the integer counterparts of the bounded LP's optimum.
 	cg.cands, cg.rows, cg.vals = cg.cands[:0], cg.rows[:0], cg.vals[:0]
-	for t := 0; t < in.nT; t++ {
+	cg.seed(true)
+	for _, f := range bcov.cols {
+		if rows, vals := cg.round(f); len(rows) > 0 {
+			cg.addColumn(f.t, rows, vals)
+		}
+	}
+	seeded := make([]bool, in.nT)
+	for _, f := range bcov.cols {
+		t := f.t
+		if seeded[t] {
+			continue
+		}
+		seeded[t] = true
 		kn.load(t, bcov.pi)
 		if kn.n == 0 {
 			continue
@@ -99,25 +143,36 @@ func configuration(in *instance, cfg *config, cov, bcov coverResult) configResul
 	outSigma := make([]float64, len(cg.sigma))
 	center := slices.Clone(bcov.pi)
 	centerSigma := make([]float64, len(cg.sigma))
-	// priceAll prices every type at cg.pi/cg.sigma, offering the patterns that improve the
-	// master at out/outSigma.
-	priceAll := func() {
-		for t := 0; t < in.nT; t++ {
-			kn.load(t, cg.pi)
-			if kn.n == 0 {
-				cert.set(t, 0, 2)
-				continue
-			}
-			v, ub, level := kn.price(cg.threshold(t), cfg.priceNodes)
-			cert.set(t, ub, level)
-			if v <= 0 {
-				continue
-			}
-			rows, vals = kn.pattern(rows[:0], vals[:0])
-			cg.offerAt(t, out, outSigma, rows, vals)
+	// price prices type t at cg.pi/cg.sigma, offering its pattern if it improves the master at
+	// out/outSigma, and returns the pattern's value ratio (0 if it does not improve).
+	price := func(t int) float64 {
+		kn.load(t, cg.pi)
+		if kn.n == 0 {
+			cert.set(t, 0, 2)
+			return 0
 		}
+		thr := cg.threshold(t)
+		v, ub, level := kn.price(thr, cfg.priceNodes)
+		cert.set(t, ub, level)
+		if v <= 0 {
+			return 0
+		}
+		rows, vals = kn.pattern(rows[:0], vals[:0])
+		cg.offerAt(t, out, outSigma, rows, vals)
+		return ratio(v, thr)
 	}
-	for res.rounds < cfg.maxIterations {
+	ws := newWorkingSet(in.nT, max(16, cg.ms.m/2))
+	every := func(int) bool { return true }
+	// priceAll prices the working set at cg.pi/cg.sigma, and every type when it offers nothing.
+	priceAll := func() { ws.price(cg, every, price) }
+	// more allows the next round: up to the cap, and, for patterns, up to twice that while the
+	// master still needs an artificial column (its columns cannot yet cover the demand within
+	// the types' limits).
+	more := func() bool {
+		return res.rounds < cfg.maxIterations ||
+			cfg.patterns && res.rounds < 2*cfg.maxIterations && cg.ms.artificial()
+	}
+	for more() {
 		cg.flush()
 		res.rounds++
 		cg.ms.solve()
@@ -143,7 +198,7 @@ func configuration(in *instance, cfg *config, cov, bcov coverResult) configResul
 		copy(cg.sigma, outSigma)
 		// Pricing found nothing: certify, letting branch and bound look for columns.
 		cert.start(cg.pi)
-		res.value = max(res.value, cert.solve(refine))
+		res.value = max(res.value, solve())
 		best = max(best, res.value)
 		if res.value >= obj-1e-9*math.Abs(obj)-1e-12 {
 			res.exact = true
@@ -154,11 +209,14 @@ func configuration(in *instance, cfg *config, cov, bcov coverResult) configResul
 		}
 	}
 	if !res.exact && len(cg.cands) > 0 {
-		// The cap stopped the loop before the last prices were certified.
-		cert.start(cg.pi)
-		res.value = max(res.value, cert.solve(refine))
+		// The cap stopped the loop before the last prices were certified. The working set
+		// priced only some types at them, so every type starts over from its quick bound.
+		res.value = max(res.value, certifyAt(cg.pi, nil))
 	}
 	res.columns = cg.added
+	if cfg.patterns {
+		res.nodes, res.covered = cg.solution()
+	}
 	return res
 }
 

@@ -13,15 +13,19 @@
 // Σ_k a_k d_k ≤ C_t, a_k = 0 for classes that may not use t, Σ_{k∈g} a_k ≤ P_g. We write u_{k,t}
 // for the most pods of k one node of t holds alone (capacity, group cap, and n_k).
 //
-// # Reductions (prepare.go, reduce.go, split.go)
+// # Reductions (prepare.go, reduce.go, effective.go, split.go)
 //
 // Each keeps the optimum or lowers it, so a bound of the reduced problem bounds the problem:
 // classes with equal demand, types and group are merged; classes demanding nothing are dropped
 // (one node is still needed: the cheapest usable type is a bound); types a class does not fit
 // are dropped from its list; resources nobody demands are dropped; types no class may use are
 // dropped; limited types equal in price, capacity and classes are merged (their limits add up);
-// and a type is dropped when an unlimited type is no dearer, at least as large in every resource
-// and usable by all its classes (its nodes can be replaced one for one). Finally classes that
+// and a type is dropped when an unlimited type is no dearer, usable by all its classes and at
+// least as large in every resource as its effective capacity: the most its classes could use of
+// one of its nodes (each class within its count and what fits alone, each group within its
+// cap). Every pattern of the dropped type is then one of the other, so its nodes can be replaced
+// one for one. (That last reduction keeps the optimum but can raise the LPs: a type too large
+// for all its pods no longer lends the LPs capacity no node could use.) Finally classes that
 // share no type can never share a node: the problem splits into independent parts whose optima,
 // and so whose bounds, add up.
 //
@@ -42,7 +46,8 @@
 // play the part of σ_t M_t in the LP dual). If g grows without bound (π·n > Σ_t W_t Ṽ_t, with a
 // margin), no packing exists and the bound is +Inf. Only types whose breakpoint lies at or below
 // the maximizer affect the maximum, so Ṽ_t is refined lazily, from cheap to dear, for those
-// types only, until the maximum is settled.
+// types only, until the maximum is settled (the dearest refinement, branch and bound, only for
+// types whose breakpoint is at the maximizer, and within a budget of nodes per certificate).
 //
 // Upper bounds Ṽ_t come from LP duality for the knapsack of one node:
 //
@@ -52,12 +57,15 @@
 //
 //	Ṽ_t = Σ_r y_r + Σ_g ν_g P_g + Σ_k u_{k,t} (π_k − Σ_r y_r d_kr/C_tr − ν_g(k))⁺.
 //
-// The duals come from a small bounded-variable simplex (knaplp.go), but the formula holds for
-// any non-negative y and ν, so solver error only loosens it. Cheaper valid bounds come first:
-// one resource alone (min_r max_k π_k C_tr/d_kr), Σ_k u_{k,t} π_k, and the formula at the duals
-// last found for the type. Branch and bound (knapsack.go), bounded by the same formula on the
-// residual capacity, gives the exact whole-pod maximum when it finishes, and otherwise the
-// largest bound among the subtrees it left.
+// The duals come from a small bounded-variable revised simplex (knaplp.go, knapsimplex.go), but
+// the formula holds for any non-negative y and ν, so solver error only loosens it. Cheaper valid
+// bounds come first: one resource alone (min_r max_k π_k C_tr/d_kr), Σ_k u_{k,t} π_k, and the
+// formula at the duals last found for the type. Branch and bound (search.go), bounded by the same
+// formula on the residual capacity and by each resource's fractional knapsack within the caps,
+// gives the exact whole-pod maximum when it finishes, and otherwise the largest bound among the
+// subtrees it left. It leaves unexplored the subtrees whose bound beats the incumbent by less
+// than 1e-10 of it (counting their bounds among those left): degenerate knapsacks, whose LP
+// bound is their optimum up to rounding, would otherwise exhaust any node limit.
 //
 // Rounding is allowed for explicitly, since an LP's duals can be far larger than the bound
 // they prove (degenerate duals are), and then cancellation in g costs more than the bound's own
@@ -66,7 +74,7 @@
 // end. A property test certifies random prices, some of them huge, against brute force.
 //
 // # Three LPs, each solved by column generation (fractional.go, configuration.go, colgen.go,
-// master.go)
+// master.go, masterbasis.go, pricing.go)
 //
 // The covering LP:
 //
@@ -94,7 +102,8 @@
 // bounded ≤ configuration. It starts from the bounded LP: that LP's prices are certified with
 // whole-pod knapsacks, so the result is never below the bounded LP's. If some of those
 // knapsacks are too large for branch and bound to finish, it stops there (no certificate could
-// then prove much more, and such knapsacks hold many pods, where whole pods matter little).
+// then prove much more, and such knapsacks hold many pods, where whole pods matter little),
+// unless the caller asked for the LP's solution (WithPatterns).
 // Otherwise the master is seeded with each type's best whole-pod node at those prices and
 // column generation runs, pricing by greedy fills, LP rounding and short branch and bound while
 // they find columns, and by the certificate's branch and bound when they do not. Exact reports
@@ -103,7 +112,19 @@
 //
 // Every master is a revised simplex with a dense explicit inverse (rows: classes and limited
 // types), seeded with single-class columns and an artificial column per class so it is always
-// feasible, and pruned of columns far from pricing out. An artificial column's cost must exceed
+// feasible, started from the single-class columns where it can, and pruned of columns far from
+// pricing out. The covering LP's master also starts with the few types that would hold all their
+// classes' pods most cheaply, filled in proportion: where one type serves everything best, that
+// column is the LP.
+//
+// Pricing solves each type's knapsack LP with a revised simplex on its few rows that keeps the
+// type's last basis (prices change, the constraints do not, so the basis stays feasible), or
+// borrows the basis of the type priced just before when the two have the same classes and rows
+// and it is feasible (types alike in all but size, priced at the same prices, share optimal
+// bases). A round prices a working set of types and all of them only when the set offers no
+// column: such a full pass proves the LP solved or brings the types that improve most into the
+// set. The certificate at the end reuses the bounds of the last full pass, which solved every
+// type at the final prices. An artificial column's cost must exceed
 // what one more pod can be worth, which in an LP can be far more than any node's price (a pod
 // that fills a free node is worth all it displaces): it is raised while optima use artificial
 // columns, and artificial columns left basic at zero are pivoted out, since they would set
@@ -112,6 +133,15 @@
 // LPs run to convergence (with a guard cap); the configuration LP stops at MaxIterations rounds
 // or once its master objective, an upper bound on its optimum, is within Gap of the best bound
 // proven. A capped run still returns a valid, weaker, bound.
+//
+// # The primal solution (patterns.go)
+//
+// With WithPatterns, Result.Patterns is the last configuration master's solution: its pattern
+// columns in use with their multiplicities, mapped back to the problem. A merged limited type's
+// nodes are shared among the types merged into it within their limits; a merged class's pods
+// among its classes within their counts (laid end to end, each pattern's slots handed out in
+// order and the pattern cut where its lanes change hands). Their cost is the master's objective,
+// an upper bound on the configuration LP, and equals it when the LP was proven (Exact).
 //
 // # Counting bounds (trivial.go)
 //

@@ -8,6 +8,9 @@ type coverResult struct {
 	value           float64
 	pi              []float64
 	cols            []fill
+	lp              *nodeLP   // the knapsack LPs, with the bases they ended with
+	vt              []float64 // the certificate's bounds on the types' knapsacks at pi …
+	level           []int8    // … and how far each was refined
 	rounds, columns int
 }
 
@@ -26,9 +29,14 @@ const fractionalRounds = 500
 // certified bound: unbounded, the covering LP; bounded, its strengthening with the per-node
 // caps u_{k,t} and group caps (the configuration LP with pods made divisible), whose prices
 // the configuration LP starts from.
+//
+// Pricing is exact: each type's knapsack LP is solved (nodeLP, warm from the type's last basis
+// or from the type priced just before), for a working set of types each round and for every
+// type when the set offers nothing (pricing.go). The certificate is left to the end, at the
+// final prices, where the last full pass has bounded every type.
 func fractional(in *instance, cfg *config, bounded bool, seed []fill, start []float64) coverResult {
-	cg := newColgen(in, cfg, bounded, 1)
-	kn, cert := cg.kn, cg.cert
+	cg := newColgen(in, cfg, newNodeLP(in, bounded), 1, true)
+	kn, cert, lp := cg.kn, cg.cert, cg.kn.lp
 	for _, f := range seed {
 		if rows, vals := cg.capped(f); len(rows) > 0 {
 			cg.addColumn(f.t, rows, vals)
@@ -50,42 +58,41 @@ func fractional(in *instance, cfg *config, bounded bool, seed []fill, start []fl
 	if !bounded {
 		dom, beta = in.lpDominated()
 	}
-	// priceAll prices every type exactly at cg.pi, cg.sigma and offers the fillings that
-	// improve the master at out, outSigma.
-	priceAll := func() {
-		defer func() {
-			for t, d := range dom {
-				if d >= 0 {
-					cert.set(t, beta[t]*cert.vt[d], cert.level[d])
-				}
-			}
-		}()
-		for t := 0; t < in.nT; t++ {
-			if dom[t] >= 0 {
-				continue
-			}
-			kn.load(t, cg.pi)
-			if kn.n == 0 {
-				cert.set(t, 0, 1)
-				continue
-			}
-			ub := kn.quick()
-			cert.set(t, ub, 0)
-			if !improves(ub, cg.threshold(t)) {
-				continue
-			}
-			cert.set(t, kn.relax(), 1)
-			rows, vals = rows[:0], vals[:0]
-			for i := 0; i < kn.n; i++ {
-				if x := kn.x[i]; x > 1e-12 {
-					rows = append(rows, kn.cls[i])
-					vals = append(vals, x)
-				}
-			}
-			cg.offerAt(t, out, outSigma, rows, vals)
+	// price solves type t's knapsack LP at cg.pi, cg.sigma (from the basis of the type priced
+	// just before when that fits) and offers its filling if it improves the master at out,
+	// outSigma; it returns the filling's value ratio at cg.pi, or 0 when it does not improve
+	// there. It records the LP's bound for the certificate, stamped with the pass.
+	last := -1 // the type priced last, at cg.pi
+	pass := 0  // counts the calls of priceAll, each at one cg.pi
+	stamp := make([]int, in.nT)
+	price := func(t int) float64 {
+		lp.solveNear(t, cg.pi, last)
+		last = t
+		cert.set(t, lp.bound(), 1)
+		stamp[t] = pass
+		thr := cg.threshold(t)
+		if !improves(lp.value, thr) {
+			return 0
 		}
+		rows, vals = rows[:0], vals[:0]
+		lo := in.tOff[t]
+		for j, v := range lp.x[:lp.n] {
+			if v > 1e-12 {
+				rows = append(rows, in.tCls[lo+int32(j)])
+				vals = append(vals, v)
+			}
+		}
+		cg.offerAt(t, out, outSigma, rows, vals)
+		return ratio(lp.value, thr)
 	}
-	res := coverResult{pi: cg.pi}
+	ws := newWorkingSet(in.nT, max(16, cg.ms.m/2))
+	undominated := func(t int) bool { return dom[t] < 0 }
+	priceAll := func() {
+		last = -1
+		pass++
+		ws.price(cg, undominated, price)
+	}
+	res := coverResult{pi: cg.pi, lp: lp}
 	for ; res.rounds < fractionalRounds; res.rounds++ {
 		cg.ms.solve()
 		cg.ms.prices(out, outSigma)
@@ -109,11 +116,39 @@ func fractional(in *instance, cfg *config, bounded bool, seed []fill, start []fl
 		}
 	}
 	res.columns = cg.added
-	cert.start(cg.pi)
-	res.value = cert.solve(func(t int) {
+	// Certify the final prices. The last pricing solved every type's LP at them (when it
+	// found nothing to add), and its bounds stand; any other type (the round cap stopped the
+	// loop) starts from its quick bound, and the certificate asks for LP bounds where they
+	// matter (a dominated type's from its dominator's).
+	for t := 0; t < in.nT; t++ {
+		switch d := dom[t]; {
+		case stamp[t] == pass:
+		case d >= 0 && stamp[d] == pass:
+			cert.set(t, beta[t]*cert.vt[d]/(1+roundingSlack), 1)
+		default:
+			kn.load(t, cg.pi)
+			if kn.n == 0 {
+				cert.set(t, 0, 1)
+			} else {
+				cert.set(t, kn.cheap(), 0)
+			}
+		}
+	}
+	var refine func(t int)
+	refine = func(t int) {
+		if d := dom[t]; d >= 0 {
+			if cert.level[d] < 1 {
+				refine(d)
+			}
+			cert.set(t, min(cert.vt[t], beta[t]*cert.vt[d]), 1)
+			return
+		}
 		kn.load(t, cg.pi)
 		cert.set(t, min(cert.vt[t], kn.relax()), 1)
-	})
+	}
+	cert.start(cg.pi)
+	res.value = cert.solve(refine)
+	res.vt, res.level = cert.vt, cert.level
 	ms := cg.ms
 	for i, j := range ms.basis {
 		if t := ms.kind[j]; t >= 0 && ms.xb[i] > 0 {

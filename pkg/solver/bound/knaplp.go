@@ -1,212 +1,303 @@
 package bound
 
-import "math"
+import (
+	"encoding/binary"
+	"math"
+	"slices"
+)
 
-// fracKnap solves the LP relaxation of one node's knapsack with a dense bounded-variable primal
-// simplex:
+// nodeLP solves the LP relaxation of one node's knapsack, for any type of an instance:
 //
-//	max Σ_j p_j x_j   s.t.   Σ_j A_ij x_j ≤ b_i (b ≥ 0),   0 ≤ x_j ≤ u_j (u_j may be +Inf).
+//	max Σ_e π_e x_e  s.t.  Σ_e (d_er/C_tr) x_e ≤ 1 (resources r),  Σ_{e∈g} x_e ≤ P_g (groups g),
+//	                       0 ≤ x_e ≤ u_e (bounded) or x_e ≥ 0 (unbounded),
 //
-// The problems are tiny (a row per resource and per group, a column per class), so a dense
-// tableau is fastest. Its answers are only used as hints: every bound computed from them is
-// re-derived from the duals by a formula that is valid for any non-negative duals.
-type fracKnap struct {
-	m, n  int
-	w     int       // tableau width n + m (slacks last)
-	tab   []float64 // m × w, B⁻¹[A I]
-	val   []float64 // value of the basic variable of each row
-	red   []float64 // reduced costs p_j − y·A_j
-	up    []float64 // upper bounds
-	p     []float64
-	basis []int  // variable of each row
-	where []int  // row of each variable, −1 when non-basic
-	atUp  []bool // non-basic at its upper bound
+// over the classes e the type may hold. A type's rows are few (the resources its classes demand
+// and, bounded, the groups whose caps can bind), so this is a bounded-variable revised primal
+// simplex with an explicit inverse of those rows. It keeps every type's last basis: prices
+// change between calls but constraints do not, so that basis is still feasible and the simplex
+// resumes from it, usually a pivot or two from the optimum. Its answers are only hints: every
+// bound computed from them is re-derived from the duals by a formula valid for any
+// non-negative duals.
+type nodeLP struct {
+	in      *instance
+	bounded bool
+
+	// Type t's rows are rows[rOff[t]:rOff[t+1]]: a resource r < nR, or nR + g for group g.
+	// Its constraint matrix is mat[mOff[t]:], entry by entry (n_t × m_t, row-major).
+	rOff  []int32
+	rows  []int32
+	mOff  []int32
+	mat   []float64
+	built []bool
+	// Type t's last basis: per row, the basic variable (an entry of the type, counted from
+	// tOff[t], or n_t + i for the slack of row i) at basis[rOff[t]:], and its m × m inverse at
+	// binv[iOff[t]:]; ready[t] once it holds one.
+	basis   []int32
+	iOff    []int32
+	binv    []float64
+	ready   []bool
+	pivots  []int32 // per type: pivots since its inverse was last computed
+	up      []bool  // per entry: non-basic at its upper bound
+	sig     []int32 // per type: the first type with the same classes and rows
+	saved   []int32
+	savedUp []bool
+
+	// The current solve: type t with m rows and n entries.
+	t, m, n int
+	p       []float64 // objective per entry
+	scale   float64   // the largest of p
+	u       []float64 // upper bound per entry (+Inf unbounded)
+	red     []float64 // reduced cost per entry at the final duals (0 for basic entries)
+	optimal bool      // iterate stopped at an optimum, so red is current
+	xb      []float64 // value of the basic variable of each row
+	cb      []float64 // objective of the basic variable of each row
+	y       []float64 // duals per row
+	alpha   []float64
+	pos     []int32 // basis position of each variable, −1 when non-basic
+	work    []float64
+
+	nx []float64 // scratch for bound
+
+	// Results of the last solve: x per entry of the type, the duals per row and the value.
+	x     []float64
+	dual  []float64
+	value float64
 }
 
-// reset prepares an m × n problem; the caller fills set, b and the objective with setRow/setCol.
-func (f *fracKnap) reset(m, n int) {
-	f.m, f.n, f.w = m, n, n+m
-	f.tab = grow(f.tab, m*f.w)
-	f.val = grow(f.val, m)
-	f.red = grow(f.red, f.w)
-	f.up = grow(f.up, f.w)
-	f.p = grow(f.p, f.w)
-	f.basis = growInt(f.basis, m)
-	f.where = growInt(f.where, f.w)
-	f.atUp = growBool(f.atUp, f.w)
-	for i := range f.tab {
-		f.tab[i] = 0
-	}
-	for j := 0; j < f.w; j++ {
-		f.up[j], f.p[j], f.where[j], f.atUp[j] = math.Inf(1), 0, -1, false
-	}
-	for i := 0; i < m; i++ {
-		f.tab[i*f.w+n+i] = 1
-		f.basis[i] = n + i
-		f.where[n+i] = i
-	}
-}
-
-// set stores A_ij.
-func (f *fracKnap) set(i, j int, a float64) { f.tab[i*f.w+j] = a }
-
-// column sets the objective and upper bound of structural variable j.
-func (f *fracKnap) column(j int, p, u float64) { f.p[j], f.up[j] = p, u }
-
-// rhs sets b_i ≥ 0.
-func (f *fracKnap) rhs(i int, b float64) { f.val[i] = b }
-
-// solve runs the simplex from the slack basis. It returns false if the LP is unbounded or the
-// pivot cap was hit; the state is still a basis, so its duals remain usable as hints.
-func (f *fracKnap) solve() bool {
-	copy(f.red, f.p[:f.w])
-	scale := 0.0
-	for j := 0; j < f.n; j++ {
-		scale = max(scale, math.Abs(f.p[j]))
-	}
-	tol := 1e-11 * max(scale, 1e-300)
-	const pivTol = 1e-10
-	degenerate := 0
-	limit := 8*(f.n+f.m) + 64
-	for it := 0; it < limit; it++ {
-		bland := degenerate > 12
-		q, best := -1, 0.0
-		for j := 0; j < f.w; j++ {
-			if f.where[j] >= 0 {
-				continue
-			}
-			d := f.red[j]
-			if f.atUp[j] {
-				d = -d
-			}
-			if d > tol && (d > best || q < 0) {
-				q, best = j, d
-				if bland {
+func newNodeLP(in *instance, bounded bool) *nodeLP {
+	lp := &nodeLP{in: in, bounded: bounded, rOff: make([]int32, 1, in.nT+1), iOff: make([]int32, 1, in.nT+1), mOff: make([]int32, 1, in.nT+1)}
+	nR := in.nR
+	sum := make([]int64, len(in.gcap))
+	for t := 0; t < in.nT; t++ {
+		lo, hi := int(in.tOff[t]), int(in.tOff[t+1])
+		for r := 0; r < nR; r++ {
+			for e := lo; e < hi; e++ {
+				if in.tE[e*nR+r] > 0 {
+					lp.rows = append(lp.rows, int32(r))
 					break
 				}
 			}
 		}
-		if q < 0 {
-			return true
-		}
-		dir := 1.0
-		if f.atUp[q] {
-			dir = -1
-		}
-		theta, leave, leaveUp := f.up[q], -1, false
-		for i := 0; i < f.m; i++ {
-			a := dir * f.tab[i*f.w+q]
-			var lim float64
-			var toUp bool
-			switch {
-			case a > pivTol:
-				lim = f.val[i] / a
-			case a < -pivTol && !math.IsInf(f.up[f.basis[i]], 1):
-				lim, toUp = (f.up[f.basis[i]]-f.val[i])/-a, true
-			default:
-				continue
+		if bounded {
+			for g := range sum {
+				sum[g] = 0
 			}
-			lim = max(lim, 0)
-			if lim < theta || (lim == theta && leave >= 0 && f.basis[i] < f.basis[leave]) {
-				theta, leave, leaveUp = lim, i, toUp
+			for e := lo; e < hi; e++ {
+				if g := in.group[in.tCls[e]]; g >= 0 {
+					sum[g] += in.tU[e]
+				}
+			}
+			for g, s := range sum {
+				if s > in.gcap[g] {
+					lp.rows = append(lp.rows, int32(nR+g))
+				}
 			}
 		}
-		if math.IsInf(theta, 1) {
-			return false
-		}
-		if theta <= 1e-13 {
-			degenerate++
-		} else {
-			degenerate = 0
-		}
-		for i := 0; i < f.m; i++ {
-			f.val[i] -= dir * theta * f.tab[i*f.w+q]
-		}
-		if leave < 0 { // the entering variable reaches its other bound
-			f.atUp[q] = !f.atUp[q]
+		lp.rOff = append(lp.rOff, int32(len(lp.rows)))
+		m := int32(len(lp.rows)) - lp.rOff[t]
+		lp.iOff = append(lp.iOff, lp.iOff[t]+m*m)
+		lp.mOff = append(lp.mOff, lp.mOff[t]+m*int32(hi-lo))
+	}
+	lp.mat = make([]float64, lp.mOff[in.nT])
+	lp.built = make([]bool, in.nT)
+	lp.sig = make([]int32, in.nT)
+	first := map[string]int32{}
+	var key []byte
+	for t := 0; t < in.nT; t++ {
+		if t > 0 && lp.same(t-1, t) {
+			lp.sig[t] = lp.sig[t-1]
 			continue
 		}
-		enter := theta
-		if f.atUp[q] {
-			enter = f.up[q] - theta
+		key = key[:0]
+		for _, r := range lp.rows[lp.rOff[t]:lp.rOff[t+1]] {
+			key = binary.AppendVarint(key, int64(r))
 		}
-		out := f.basis[leave]
-		f.atUp[out] = leaveUp
-		f.where[out] = -1
-		f.atUp[q] = false
-		f.basis[leave], f.where[q] = q, leave
-		f.val[leave] = enter
-		f.pivot(leave, q)
+		key = append(key, 0xff)
+		for _, k := range in.tCls[in.tOff[t]:in.tOff[t+1]] {
+			key = binary.AppendVarint(key, int64(k))
+		}
+		f, ok := first[string(key)]
+		if !ok {
+			f = int32(t)
+			first[string(key)] = f
+		}
+		lp.sig[t] = f
 	}
+	lp.basis = make([]int32, len(lp.rows))
+	lp.binv = make([]float64, lp.iOff[in.nT])
+	lp.ready = make([]bool, in.nT)
+	lp.pivots = make([]int32, in.nT)
+	lp.up = make([]bool, len(in.tCls))
+	return lp
+}
+
+// same reports whether types s and t have the same classes and rows.
+func (lp *nodeLP) same(s, t int) bool {
+	in := lp.in
+	return slices.Equal(lp.rows[lp.rOff[s]:lp.rOff[s+1]], lp.rows[lp.rOff[t]:lp.rOff[t+1]]) &&
+		slices.Equal(in.tCls[in.tOff[s]:in.tOff[s+1]], in.tCls[in.tOff[t]:in.tOff[t+1]])
+}
+
+// build fills type t's constraint matrix, on its first solve.
+func (lp *nodeLP) build(t int) {
+	in := lp.in
+	nR := in.nR
+	rows := lp.rows[lp.rOff[t]:lp.rOff[t+1]]
+	mat := lp.mat[lp.mOff[t]:lp.mOff[t+1]]
+	for j, e := 0, int(in.tOff[t]); e < int(in.tOff[t+1]); j, e = j+1, e+1 {
+		for i, r := range rows {
+			switch {
+			case int(r) < nR:
+				mat[j*len(rows)+i] = in.tE[e*nR+int(r)]
+			case in.group[in.tCls[e]] == int(r)-nR:
+				mat[j*len(rows)+i] = 1
+			}
+		}
+	}
+	lp.built[t] = true
+}
+
+// a is the coefficient of entry j (local) in row i of the current type.
+func (lp *nodeLP) a(i, j int) float64 { return lp.mat[int(lp.mOff[lp.t])+j*lp.m+i] }
+
+// rhs is the right-hand side of row i of the current type.
+func (lp *nodeLP) rhs(i int) float64 {
+	r := int(lp.rows[int(lp.rOff[lp.t])+i])
+	if r < lp.in.nR {
+		return 1
+	}
+	return float64(lp.in.gcap[r-lp.in.nR])
+}
+
+// upper is the upper bound of variable v (entry or slack) of the current type.
+func (lp *nodeLP) upper(v int) float64 {
+	if v >= lp.n {
+		return math.Inf(1)
+	}
+	return lp.u[v]
+}
+
+// column writes B⁻¹ times the column of variable v into alpha.
+func (lp *nodeLP) column(v int, binv []float64) {
+	m := lp.m
+	if v >= lp.n {
+		r := v - lp.n
+		for i := 0; i < m; i++ {
+			lp.alpha[i] = binv[i*m+r]
+		}
+		return
+	}
+	col := lp.mat[int(lp.mOff[lp.t])+v*m:][:m]
+	for i := 0; i < m; i++ {
+		s := 0.0
+		for r, c := range col {
+			s += binv[i*m+r] * c
+		}
+		lp.alpha[i] = s
+	}
+}
+
+// solve solves type t's LP at class prices pi (negative prices count as 0). The results are
+// in x, dual and value.
+func (lp *nodeLP) solve(t int, pi []float64) { lp.solveNear(t, pi, -1) }
+
+// solveNear is solve, starting from the basis of type near (when ≥ 0) if near has the same
+// classes and rows and its basis is feasible for t: a type just solved at the same prices is
+// often a better start than t's own basis from older prices.
+func (lp *nodeLP) solveNear(t int, pi []float64, near int) {
+	in := lp.in
+	lp.t = t
+	lo := int(in.tOff[t])
+	lp.n = int(in.tOff[t+1]) - lo
+	lp.m = int(lp.rOff[t+1] - lp.rOff[t])
+	m, n := lp.m, lp.n
+	lp.p = grow(lp.p, n)
+	lp.u = grow(lp.u, n)
+	lp.red = grow(lp.red, n)
+	lp.scale = 0
+	for j := range lp.p {
+		v := pi[in.tCls[lo+j]]
+		if !(v > 0) {
+			v = 0
+		}
+		if v > lp.scale {
+			lp.scale = v
+		}
+		lp.p[j] = v
+		lp.u[j] = math.Inf(1)
+		if lp.bounded {
+			lp.u[j] = float64(in.tU[lo+j])
+		}
+	}
+	lp.xb = grow(lp.xb, m)
+	lp.cb = grow(lp.cb, m)
+	lp.alpha = grow(lp.alpha, m)
+	lp.work = grow(lp.work, m*m)
+	lp.y = grow(lp.y, m)
+	lp.pos = growInt32(lp.pos, n+m)
+	if !lp.built[t] {
+		lp.build(t)
+	}
+	basis := lp.basis[lp.rOff[t]:lp.rOff[t+1]]
+	binv := lp.binv[lp.iOff[t]:lp.iOff[t+1]]
+	if !lp.borrow(near, basis, binv) && (!lp.ready[t] || !lp.fresh(basis, binv) || !lp.primal(basis, binv)) {
+		lp.slackBasis(basis, binv)
+		lp.primal(basis, binv)
+	}
+	lp.ready[t] = true
+	lp.iterate(basis, binv)
+	lp.results(binv)
+}
+
+// borrow tries type near's basis for the current type: it keeps it if near has the same
+// signature and its basis is regular and feasible here, and otherwise restores the type's own.
+func (lp *nodeLP) borrow(near int, basis []int32, binv []float64) bool {
+	t := lp.t
+	if near < 0 || near == t || !lp.ready[near] || lp.sig[near] != lp.sig[t] {
+		return false
+	}
+	lo, nlo := int(lp.in.tOff[t]), int(lp.in.tOff[near])
+	lp.saved = append(lp.saved[:0], basis...)
+	lp.savedUp = append(lp.savedUp[:0], lp.up[lo:lo+lp.n]...)
+	copy(basis, lp.basis[lp.rOff[near]:lp.rOff[near+1]])
+	copy(lp.up[lo:lo+lp.n], lp.up[nlo:nlo+lp.n])
+	if lp.refactor(basis, binv) && lp.primal(basis, binv) {
+		lp.pivots[t] = 0
+		return true
+	}
+	copy(basis, lp.saved)
+	copy(lp.up[lo:lo+lp.n], lp.savedUp)
+	lp.pivots[t] = refactorPivots // binv now inverts near's basis
 	return false
 }
 
-func (f *fracKnap) pivot(r, q int) {
-	row := f.tab[r*f.w : (r+1)*f.w]
-	inv := 1 / row[q]
-	for j := range row {
-		row[j] *= inv
+// fresh makes sure the kept inverse is accurate: it is refactored after refactorPivots pivots,
+// and reports whether the basis is still regular.
+func (lp *nodeLP) fresh(basis []int32, binv []float64) bool {
+	if lp.pivots[lp.t] < refactorPivots {
+		return true
 	}
-	row[q] = 1
-	for i := 0; i < f.m; i++ {
-		if i == r {
-			continue
-		}
-		ri := f.tab[i*f.w : (i+1)*f.w]
-		a := ri[q]
-		if a == 0 {
-			continue
-		}
-		for j := range ri {
-			ri[j] -= a * row[j]
-		}
-		ri[q] = 0
-	}
-	a := f.red[q]
-	for j := range f.red[:f.w] {
-		f.red[j] -= a * row[j]
-	}
-	f.red[q] = 0
+	lp.pivots[lp.t] = 0
+	return lp.refactor(basis, binv)
 }
 
-// dual writes the simplex multipliers, clipped at zero, into y (len m).
-func (f *fracKnap) dual(y []float64) {
-	for i := 0; i < f.m; i++ {
-		y[i] = max(-f.red[f.n+i], 0)
-	}
-}
+// refactorPivots is how many product-form updates a kept inverse takes before it is
+// recomputed from its basis.
+const refactorPivots = 32
 
-// primal writes the values of the structural variables into x (len n).
-func (f *fracKnap) primal(x []float64) {
-	for j := 0; j < f.n; j++ {
-		switch {
-		case f.where[j] >= 0:
-			x[j] = max(f.val[f.where[j]], 0)
-		case f.atUp[j]:
-			x[j] = f.up[j]
-		default:
-			x[j] = 0
-		}
+// slackBasis starts from the slack basis with every entry at 0.
+func (lp *nodeLP) slackBasis(basis []int32, binv []float64) {
+	m := lp.m
+	lp.pivots[lp.t] = 0
+	lo := int(lp.in.tOff[lp.t])
+	for j := 0; j < lp.n; j++ {
+		lp.up[lo+j] = false
 	}
-}
-
-func grow(s []float64, n int) []float64 {
-	if cap(s) < n {
-		return make([]float64, n, n+n/2)
+	for i := range binv {
+		binv[i] = 0
 	}
-	return s[:n]
-}
-
-func growInt(s []int, n int) []int {
-	if cap(s) < n {
-		return make([]int, n, n+n/2)
+	for i := 0; i < m; i++ {
+		basis[i] = int32(lp.n + i)
+		binv[i*m+i] = 1
 	}
-	return s[:n]
-}
-
-func growBool(s []bool, n int) []bool {
-	if cap(s) < n {
-		return make([]bool, n, n+n/2)
-	}
-	return s[:n]
 }

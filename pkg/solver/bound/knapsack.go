@@ -23,14 +23,13 @@ type knap struct {
 	ent      []int32 // the item's entry in the instance's type–class lists (for tE, tR)
 
 	// LP relaxation and its duals.
-	lp   fracKnap
-	rres []int     // resource of each LP row
-	rgrp []int     // group of each LP row after the resource rows
-	y    []float64 // dual per resource (nR), 0 without a row
-	nu   []float64 // dual per group, 0 without a row
-	ydb  []float64 // the LP's duals by row
-	z    []float64 // certify's repair of the unbounded duals
-	x    []float64 // LP primal per item
+	lp     *nodeLP
+	prices []float64 // the prices load was given
+	prev   int       // the type relax solved last (its basis may suit the next type)
+	y      []float64 // dual per resource (nR), 0 without a row
+	nu     []float64 // dual per group, 0 without a row
+	z      []float64 // certify's repair of the unbounded duals
+	x      []float64 // LP primal per item
 
 	// The last duals relax found for each type (nT × nR and nT × groups); reused as a quick
 	// upper bound when prices move a little.
@@ -49,18 +48,22 @@ type knap struct {
 	sufMax       []float64 // (n+1) × nR suffix maxima of π/e in ord order
 	nodes, limit int
 	open         float64
-	cut          bool // the last branch and bound hit its node limit
-	gsum         []int64
+	cut          bool  // the last branch and bound left subtrees open (node limit, or within searchTol)
+	near         bool  // it left some within searchTol
+	rank         []int // position of each item in ord
+	byRes        []int // nR × n: items by value per unit of each resource (for capped)
+	sorted       bool  // byRes is sorted for the current search
+	perUnit      []float64
 }
 
-func newKnap(in *instance, bounded bool) *knap {
+// newKnap makes the knapsack evaluator over the LP relaxations lp solves (bounded or not).
+func newKnap(in *instance, lp *nodeLP) *knap {
 	return &knap{
-		in: in, bounded: bounded,
+		in: in, bounded: lp.bounded, lp: lp, prev: -1,
 		y:       make([]float64, in.nR),
 		nu:      make([]float64, len(in.gcap)),
 		rem:     make([]int64, in.nR),
 		grem:    make([]int64, len(in.gcap)),
-		gsum:    make([]int64, len(in.gcap)),
 		yCache:  make([]float64, in.nT*in.nR),
 		nuCache: make([]float64, in.nT*len(in.gcap)),
 		cached:  make([]bool, in.nT),
@@ -70,7 +73,7 @@ func newKnap(in *instance, bounded bool) *knap {
 // load selects type t's items for prices pi.
 func (k *knap) load(t int, pi []float64) {
 	in := k.in
-	k.t, k.n = t, 0
+	k.t, k.n, k.prices = t, 0, pi
 	k.cls, k.u, k.pi = k.cls[:0], k.u[:0], k.pi[:0]
 	k.ent = k.ent[:0]
 	k.cheapVal = -1
@@ -118,68 +121,27 @@ func (k *knap) cheap() float64 {
 // cheap). It leaves the duals in y, nu and the LP optimum in x.
 func (k *knap) relax() float64 {
 	in := k.in
-	nR := in.nR
-	k.rres, k.rgrp = k.rres[:0], k.rgrp[:0]
-	for j := 0; j < nR; j++ {
+	nR, nG := in.nR, len(k.nu)
+	k.lp.solveNear(k.t, k.prices, k.prev)
+	k.prev = k.t
+	for j := range k.y {
 		k.y[j] = 0
-		for i := 0; i < k.n; i++ {
-			if k.in.tE[int(k.ent[i])*nR+j] > 0 {
-				k.rres = append(k.rres, j)
-				break
-			}
-		}
 	}
 	for g := range k.nu {
-		k.nu[g], k.gsum[g] = 0, 0
+		k.nu[g] = 0
 	}
-	if k.bounded {
-		for i := 0; i < k.n; i++ {
-			if g := in.group[k.cls[i]]; g >= 0 {
-				k.gsum[g] += k.u[i]
-			}
+	for i, r := range k.lp.rows[k.lp.rOff[k.t]:k.lp.rOff[k.t+1]] {
+		if int(r) < nR {
+			k.y[r] = k.lp.dual[i]
+		} else {
+			k.nu[int(r)-nR] = k.lp.dual[i]
 		}
-		for g, s := range k.gsum {
-			if s > in.gcap[g] {
-				k.rgrp = append(k.rgrp, g)
-			}
-		}
-	}
-	m := len(k.rres) + len(k.rgrp)
-	k.lp.reset(m, k.n)
-	for r, j := range k.rres {
-		k.lp.rhs(r, 1)
-		for i := 0; i < k.n; i++ {
-			k.lp.set(r, i, k.in.tE[int(k.ent[i])*nR+j])
-		}
-	}
-	for r, g := range k.rgrp {
-		row := len(k.rres) + r
-		k.lp.rhs(row, float64(in.gcap[g]))
-		for i := 0; i < k.n; i++ {
-			if in.group[k.cls[i]] == g {
-				k.lp.set(row, i, 1)
-			}
-		}
-	}
-	for i := 0; i < k.n; i++ {
-		u := math.Inf(1)
-		if k.bounded {
-			u = float64(k.u[i])
-		}
-		k.lp.column(i, k.pi[i], u)
-	}
-	k.lp.solve()
-	k.ydb = grow(k.ydb, m)
-	k.lp.dual(k.ydb)
-	for r, j := range k.rres {
-		k.y[j] = k.ydb[r]
-	}
-	for r, g := range k.rgrp {
-		k.nu[g] = k.ydb[len(k.rres)+r]
 	}
 	k.x = grow(k.x, k.n)
-	k.lp.primal(k.x)
-	nG := len(k.nu)
+	lo := in.tOff[k.t]
+	for i := 0; i < k.n; i++ {
+		k.x[i] = k.lp.x[k.ent[i]-lo]
+	}
 	copy(k.yCache[k.t*nR:(k.t+1)*nR], k.y)
 	copy(k.nuCache[k.t*nG:(k.t+1)*nG], k.nu)
 	k.cached[k.t] = true

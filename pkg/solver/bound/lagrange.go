@@ -48,16 +48,25 @@ const roundingSlack = 1e-12
 
 // solve refines until the maximum of g is settled and returns it (+Inf when g is unbounded,
 // which proves the problem infeasible). refine(t) must lower or keep vt[t] and raise level[t].
+//
+// A type matters once its breakpoint is at or below the maximizer α (past it, a lower Ṽ_t
+// leaves the slope right of α negative, so the maximum stays). Cheap refinements go to the
+// types within 5% of α, which batches them as α moves up; the last, dear one (branch and bound)
+// only to those at α, up to rounding.
 func (c *certificate) solve(refine func(t int)) float64 {
 	in := c.in
 	for {
 		alpha, g := c.maximize()
-		limit := alpha * 1.05
+		loose, tight := alpha*1.05, alpha*(1+1e-9)
 		if math.IsInf(alpha, 1) {
-			limit = math.Inf(1)
+			loose, tight = math.Inf(1), math.Inf(1)
 		}
 		refined := false
 		for t := 0; t < in.nT; t++ {
+			limit := loose
+			if c.top > 1 && c.level[t] == c.top-1 {
+				limit = tight
+			}
 			if c.level[t] < c.top && c.vt[t] > 0 && in.price[t]/c.vt[t] <= limit {
 				refine(t)
 				refined = true

@@ -13,6 +13,42 @@ import (
 // from their definitions, and solve them with gonum's dense simplex. They share no code with the
 // package and check that its column generation reaches the same optima.
 
+// reduced is the problem the bounds actually see: p after prepare's reductions (classes merged,
+// classes demanding nothing dropped, dominated types dropped, identical limited types merged).
+// Some reductions (a type whose effective capacity another covers) raise the LPs while keeping
+// the optimum, so the LP checks compare with the LPs of the reduced problem.
+func reduced(p *Problem) *Problem {
+	in, status := prepare(p)
+	if status != solvable || in.nK == 0 {
+		return p
+	}
+	q := &Problem{}
+	for t := 0; t < in.nT; t++ {
+		var c scheduling.Resources
+		for j, r := range in.res {
+			c[r] = in.capa[t*in.nR+j]
+		}
+		q.Types = append(q.Types, Type{Price: in.price[t], Capacity: c, MaxCount: int(in.limit[t])})
+	}
+	for _, g := range in.gcap {
+		q.Groups = append(q.Groups, Group{PerNode: int(g)})
+	}
+	for k := 0; k < in.nK; k++ {
+		var d scheduling.Resources
+		for j, r := range in.res {
+			d[r] = in.dem[k*in.nR+j]
+		}
+		var types []int
+		for t := 0; t < in.nT; t++ {
+			if in.tBits[t*in.words+k/64]&(1<<(k%64)) != 0 {
+				types = append(types, t)
+			}
+		}
+		q.Classes = append(q.Classes, Class{Count: int(in.count[k]), Demand: d, Types: types, Group: in.group[k]})
+	}
+	return q
+}
+
 // relevant lists the resource slots some counted pod demands.
 func relevant(p *Problem) []int {
 	var res []int

@@ -25,14 +25,16 @@ type instance struct {
 	nR  int   // relevant resources
 	res []int // their slots in scheduling.Resources
 
-	nK    int
-	count []int64 // pods per class
-	dem   []int64 // nK × nR demand per pod
-	group []int   // compact group index, or -1
-	gcap  []int64 // per compact group: pods per node
+	nK      int
+	count   []int64 // pods per class
+	members [][]int // per class: the Problem classes merged into it, ascending
+	dem     []int64 // nK × nR demand per pod
+	group   []int   // compact group index, or -1
+	gcap    []int64 // per compact group: pods per node
 
 	nT     int
 	orig   []int     // the Problem index of each type (the first one, when merged)
+	origs  [][]int   // per type: the Problem types merged into it (limited ones only), orig first
 	price  []float64 // per type
 	capa   []int64   // nT × nR
 	inv    []float64 // nT × nR: 1/capacity, 0 where the capacity is 0
@@ -50,6 +52,12 @@ type instance struct {
 	tR    []float64 // per entry × nR: capacity / demand, +Inf where the demand is 0
 
 	totalPods int64
+	effU      []int64 // scratch for effective and upper
+	effG      []int64
+	effUp     []int64
+	effKs     []int
+	effHeavy  []int
+	effKey    []byte
 	anyNode   float64 // the cheapest type any pod may use: a packing with a pod buys one node
 	maxPrice  float64
 }
@@ -57,10 +65,11 @@ type instance struct {
 // classKey is the identity of a class for merging: pods with the same demand, usable types and
 // group are interchangeable.
 type classKey struct {
-	demand scheduling.Resources
-	types  []int
-	group  int
-	count  int64
+	demand  scheduling.Resources
+	types   []int
+	group   int
+	count   int64
+	members []int // the Problem classes merged into it
 }
 
 func prepare(p *Problem) (*instance, prepStatus) {
@@ -114,7 +123,7 @@ func prepare(p *Problem) (*instance, prepStatus) {
 		for _, t := range types {
 			anyNode = min(anyNode, p.Types[t].Price)
 		}
-		keys = append(keys, classKey{demand: c.Demand, types: types, group: g, count: int64(c.Count)})
+		keys = append(keys, classKey{demand: c.Demand, types: types, group: g, count: int64(c.Count), members: []int{i}})
 	}
 	if len(keys) == 0 {
 		return nil, empty
@@ -155,6 +164,7 @@ func mergeClasses(keys []classKey) []classKey {
 	for _, k := range keys {
 		if n := len(out); n > 0 && out[n-1].demand == k.demand && out[n-1].group == k.group && slices.Equal(out[n-1].types, k.types) {
 			out[n-1].count += k.count
+			out[n-1].members = append(out[n-1].members, k.members...)
 			continue
 		}
 		out = append(out, k)
@@ -171,8 +181,10 @@ func (in *instance) addClasses(p *Problem, keys []classKey) {
 	for i := range compact {
 		compact[i] = -1
 	}
+	in.members = make([][]int, in.nK)
 	for k, key := range keys {
 		in.count[k] = key.count
+		in.members[k] = key.members
 		for j, r := range in.res {
 			in.dem[k*in.nR+j] = key.demand[r]
 		}
@@ -219,7 +231,8 @@ func (in *instance) addTypes(p *Problem, keys []classKey) {
 		}
 	}
 	list = mergeLimited(list)
-	dropDominated(list)
+	bounds := map[string][]int64{}
+	dropDominated(list, func(c *candidate) []int64 { return in.upper(bounds, c) }, in.effective)
 	list = slices.DeleteFunc(list, func(c *candidate) bool { return c.dropped })
 	entries := 0
 	for _, c := range list {
@@ -238,6 +251,7 @@ func (in *instance) addTypes(p *Problem, keys []classKey) {
 func (in *instance) reserve(nT, entries int) {
 	nR := in.nR
 	in.orig = make([]int, 0, nT)
+	in.origs = make([][]int, 0, nT)
 	in.price = make([]float64, 0, nT)
 	in.capa = make([]int64, 0, nT*nR)
 	in.inv = make([]float64, 0, nT*nR)
@@ -254,6 +268,7 @@ func (in *instance) reserve(nT, entries int) {
 func (in *instance) appendType(c *candidate, keys []classKey) {
 	in.tOff = append(in.tOff, int32(len(in.tCls)))
 	in.orig = append(in.orig, c.orig)
+	in.origs = append(in.origs, append([]int{c.orig}, c.merged...))
 	in.price = append(in.price, c.price)
 	in.maxPrice = max(in.maxPrice, c.price)
 	in.capa = append(in.capa, c.capa...)

@@ -12,8 +12,10 @@ type candidate struct {
 	orig    int
 	price   float64
 	capa    []int64
+	eff     []int64 // effective capacity (see effective); dominance compares against it
 	limit   int64
 	classes []uint64 // bitset over classes
+	merged  []int    // the limited types merged into it (mergeLimited)
 	dropped bool
 }
 
@@ -49,6 +51,7 @@ func mergeLimited(list []*candidate) []*candidate {
 				break
 			}
 			keep.limit += c.limit
+			keep.merged = append(keep.merged, c.orig)
 			c.dropped = true
 		}
 		i = j
@@ -57,14 +60,21 @@ func mergeLimited(list []*candidate) []*candidate {
 }
 
 // dropDominated marks every type that an unlimited type beats: no dearer, at least as large in
-// every relevant resource, and usable by every class that can use it. Any packing can move such
-// a type's nodes to the dominating type at no extra cost, so the optimum is unchanged.
+// every relevant resource as the other's effective capacity (eff), and usable by every class
+// that can use it. Every pattern of such a type is then a pattern of the dominating type, so
+// any packing can move its nodes there at no extra cost, and the optimum is unchanged.
 //
-// Types are visited so that a dominator comes before what it dominates (by price, then more
-// classes, then more capacity in total, then index), and each is checked against the unlimited
-// types kept so far: a type dominated by a dropped one is dominated by whatever dropped that
-// (dominance is transitive), so the kept ones suffice. Of identical types the first is kept.
-func dropDominated(list []*candidate) {
+// Types are visited by price, then more classes, then more capacity in total, then index, and
+// each is checked against the unlimited types kept so far: a type dominated by a dropped one is
+// dominated by whatever dropped that (dominance is transitive: a type at least as large as s's
+// effective capacity, with s's classes, has at least s's effective capacity), so the kept ones
+// suffice. Of identical types the first is kept.
+//
+// The effective capacity is dear to compute, so it is asked for only when the capacity itself
+// and upper, a cheap bound on the effective capacity, do not settle a comparison, and only for
+// types whose classes could not fill them even without whole pods (upper below the capacity in
+// some resource): a type they could fill keeps its capacity here.
+func dropDominated(list []*candidate, upper, eff func(c *candidate) []int64) {
 	type key struct {
 		classes int
 		total   int64
@@ -97,29 +107,77 @@ func dropDominated(list []*candidate) {
 		}
 		return cmp.Compare(x, y)
 	})
-	var kept []*candidate
-	for _, i := range order {
-		s := list[i]
+	var kept, coverers []int32 // indices into list: no write barriers
+	// beaten reports whether a kept type beats s: the cheap bounds first, against every kept type
+	// with s's classes; the effective capacity only if they settle nothing.
+	var most []int64 // the largest capacity of any kept type, per resource
+	beaten := func(s *candidate) bool {
+		if most == nil {
+			return false
+		}
+		up := upper(s) // ≤ s.capa, so a type at least this large beats the plain test too
+		// Only types s's classes could not fill but for whole pods (up below s's capacity
+		// somewhere) are tested against their effective capacity.
+		full := atLeast(up, s.capa)
+		if !atLeast(most, up) && (full || !atLeast(most, eff(s))) {
+			// No kept type is as large as s could use, so none beats it: often the case
+			// where prices grow with size, and cheaper than comparing s with each.
+			return false
+		}
+		coverers = coverers[:0]
 		for _, t := range kept {
-			if dominates(t, s) {
-				s.dropped = true
-				break
+			c := list[t]
+			if !covers(c, s) {
+				continue
+			}
+			if atLeast(c.capa, up) {
+				return true
+			}
+			coverers = append(coverers, t)
+		}
+		if len(coverers) == 0 || full {
+			return false
+		}
+		e := eff(s)
+		for _, t := range coverers {
+			if atLeast(list[t].capa, e) {
+				return true
 			}
 		}
+		return false
+	}
+	for _, i := range order {
+		s := list[i]
+		s.dropped = beaten(s)
 		if !s.dropped && s.limit == 0 {
-			kept = append(kept, s)
+			kept = append(kept, int32(i))
+			if most == nil {
+				most = slices.Clone(s.capa)
+			}
+			for j, v := range s.capa {
+				most[j] = max(most[j], v)
+			}
 		}
 	}
 }
 
-func dominates(t, s *candidate) bool {
+// dominates reports whether t beats s as dropDominated decides it (for tests: s.eff set).
+func dominates(t, s *candidate) bool { return covers(t, s) && atLeast(t.capa, s.eff) }
+
+// covers reports whether every class that may use s may use t.
+func covers(t, s *candidate) bool {
 	for w, bits := range s.classes {
 		if bits&^t.classes[w] != 0 {
 			return false
 		}
 	}
-	for j, v := range s.capa {
-		if t.capa[j] < v {
+	return true
+}
+
+// atLeast reports whether a ≥ b in every component.
+func atLeast(a, b []int64) bool {
+	for j, v := range b {
+		if a[j] < v {
 			return false
 		}
 	}
@@ -164,22 +222,55 @@ func (in *instance) lpDominated() ([]int, []float64) {
 		cost := beta * in.price[t]
 		return cost < in.price[s] || (cost == in.price[s] && t < s && in.limit[s] == 0)
 	}
-	isDom := make([]bool, in.nT)
-	for s := range isDom {
-		for t := 0; t < in.nT && !isDom[s]; t++ {
-			b := ratio(s, t)
-			isDom[s] = !math.IsInf(b, 1) && dominated(s, t, b)
+	// First find a dominator of each type, trying the last ones found first (dominators
+	// repeat); then replace each by an undominated one, which dominates as well by transitivity
+	// (found among the undominated types, or by following the chain if rounding says otherwise).
+	first := make([]int, in.nT)
+	var recent []int
+	for s := range first {
+		first[s] = -1
+		for _, t := range recent {
+			if b := ratio(s, t); !math.IsInf(b, 1) && dominated(s, t, b) {
+				first[s] = t
+				break
+			}
+		}
+		for t := 0; t < in.nT && first[s] < 0; t++ {
+			if b := ratio(s, t); !math.IsInf(b, 1) && dominated(s, t, b) {
+				first[s] = t
+				recent = append(recent, t)
+				if len(recent) > 4 {
+					recent = recent[1:]
+				}
+			}
+		}
+	}
+	var roots []int
+	for t, d := range first {
+		if d < 0 {
+			roots = append(roots, t)
 		}
 	}
 	dom := make([]int, in.nT)
 	betas := make([]float64, in.nT)
 	for s := range dom {
 		dom[s] = -1
-		for t := 0; t < in.nT && isDom[s]; t++ {
-			if b := ratio(s, t); !isDom[t] && !math.IsInf(b, 1) && dominated(s, t, b) {
+		if first[s] < 0 {
+			continue
+		}
+		for _, t := range roots {
+			if b := ratio(s, t); !math.IsInf(b, 1) && dominated(s, t, b) {
 				dom[s], betas[s] = t, b
 				break
 			}
+		}
+		if dom[s] < 0 { // rounding broke transitivity: follow the chain, multiplying β
+			t, b := s, 1.0
+			for first[t] >= 0 {
+				b *= ratio(t, first[t])
+				t = first[t]
+			}
+			dom[s], betas[s] = t, b
 		}
 	}
 	return dom, betas

@@ -20,6 +20,7 @@ func TestDropDominated(t *testing.T) {
 				limit:   int64(rapid.IntRange(0, 1).Draw(rt, "limit")),
 				classes: []uint64{uint64(rapid.IntRange(1, 7).Draw(rt, "classes"))},
 			}
+			list[i].eff = list[i].capa
 		}
 		want := make([]bool, n)
 		for si, s := range list {
@@ -30,7 +31,8 @@ func TestDropDominated(t *testing.T) {
 				}
 			}
 		}
-		dropDominated(list)
+		capacity := func(c *candidate) []int64 { return c.capa }
+		dropDominated(list, capacity, capacity)
 		for i, c := range list {
 			if c.dropped != want[i] {
 				rt.Fatalf("type %d: dropped %v, want %v", i, c.dropped, want[i])

@@ -1,6 +1,7 @@
 package bound
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -148,23 +149,23 @@ func (k *knap) roundLP() float64 {
 	return k.bestVal
 }
 
-// price looks for a pattern worth more than thr, from cheap to dear: greedy fills; then, if the
-// LP bound leaves room, the LP optimum rounded; then a branch and bound of at most nodes nodes.
-// It returns the best value found (its pattern in best), an upper bound on the knapsack's
-// value, and the certificate level of that bound.
+// price looks for a pattern worth more than thr, from cheap to dear: unless a quick or the LP
+// bound rules it out, the LP optimum rounded; then greedy fills; then a branch and bound of at
+// most nodes nodes. It returns the best value found (its pattern in best), an upper bound on
+// the knapsack's value, and the certificate level of that bound.
 func (k *knap) price(thr float64, nodes int) (value, ub float64, level int8) {
 	ub = k.quick()
 	if !improves(ub, thr) {
 		return 0, ub, 0
 	}
-	if v := k.greedy(); improves(v, thr) {
-		return v, ub, 0
-	}
 	ub = k.relax()
 	if !improves(ub, thr) {
-		return k.bestVal, ub, 1
+		return 0, ub, 1
 	}
 	if v := k.roundLP(); improves(v, thr) {
+		return v, ub, 1
+	}
+	if v := k.greedy(); improves(v, thr) {
 		return v, ub, 1
 	}
 	ub = min(ub, k.branch(nodes))
@@ -208,11 +209,18 @@ func (k *knap) branch(limit int) float64 {
 			k.sufMax[p*nR+j] = max(k.sufMax[(p+1)*nR+j], k.pi[i]*k.in.tR[int(k.ent[i])*nR+j])
 		}
 	}
+	k.sorted = false
 	k.resetState()
-	k.nodes, k.limit, k.open = 0, limit, 0
-	k.cut = k.dfs(0, 0)
+	k.nodes, k.limit, k.open, k.near = 0, limit, 0, false
+	k.cut = k.dfs(0, 0) || k.near
 	return max(k.bestVal, k.open)
 }
+
+// searchTol is the relative margin by which a subtree's bound must beat the incumbent for the
+// subtree to be searched. Without it, degenerate knapsacks whose LP bound equals the optimum up
+// to rounding are searched to the node limit for nothing; with it, such a subtree is left
+// unexplored and its bound, barely above the incumbent, counts among the open ones.
+const searchTol = 1e-10
 
 // bound is an upper bound on the value of completing the current partial pattern (value val)
 // with the items from position p of the order on: the LP-dual bound on the residual knapsack and
@@ -238,6 +246,71 @@ func (k *knap) bound(p int, val float64) float64 {
 	return val + min(b1, b2)
 }
 
+// sortByResource orders the items for each resource by value per unit of it (those that do
+// not use it first) for capped, and records each item's position in the search order.
+func (k *knap) sortByResource() {
+	nR, n := k.in.nR, k.n
+	k.sorted = true
+	k.rank = growInt(k.rank, n)
+	for p, i := range k.ord[:n] {
+		k.rank[i] = p
+	}
+	k.byRes = growInt(k.byRes, nR*n)
+	for j := 0; j < nR; j++ {
+		order := k.byRes[j*n : (j+1)*n]
+		for i := range order {
+			order[i] = i
+		}
+		k.perUnit = grow(k.perUnit, n)
+		for i := range order {
+			k.perUnit[i] = k.pi[i] * k.in.tR[int(k.ent[i])*nR+j]
+		}
+		slices.SortFunc(order, func(a, b int) int {
+			if c := cmp.Compare(k.perUnit[b], k.perUnit[a]); c != 0 {
+				return c
+			}
+			return a - b
+		})
+	}
+}
+
+// capped is an upper bound on the value of completing the current partial pattern with the
+// items from position p of the search order on: for each resource alone, the fractional
+// knapsack of those items within their caps (Dantzig's bound), the least of them. It is
+// tighter than bound where the caps bind, and dearer, so dfs asks for it only when bound
+// cannot prune.
+func (k *knap) capped(p int) float64 {
+	if !k.sorted {
+		k.sortByResource()
+	}
+	in := k.in
+	nR, n := in.nR, k.n
+	best := math.Inf(1)
+	for j := 0; j < nR; j++ {
+		room := float64(k.rem[j])
+		v := 0.0
+		for _, i := range k.byRes[j*n : (j+1)*n] {
+			if k.rank[i] < p {
+				continue
+			}
+			q := k.u[i]
+			if g := in.group[k.cls[i]]; g >= 0 {
+				q = min(q, k.grem[g])
+			}
+			d := float64(in.dem[int(k.cls[i])*nR+j])
+			if take := float64(q) * d; take <= room {
+				v += float64(q) * k.pi[i]
+				room -= take
+				continue
+			}
+			v += k.pi[i] * room / d
+			break
+		}
+		best = min(best, v)
+	}
+	return best
+}
+
 func (k *knap) dfs(p int, val float64) (aborted bool) {
 	k.nodes++
 	if val > k.bestVal {
@@ -248,7 +321,15 @@ func (k *knap) dfs(p int, val float64) (aborted bool) {
 		return false
 	}
 	b := k.bound(p, val)
+	if b > k.bestVal {
+		b = min(b, val+k.capped(p))
+	}
 	if b <= k.bestVal {
+		return false
+	}
+	if b <= k.bestVal*(1+searchTol) {
+		k.open = max(k.open, b)
+		k.near = true
 		return false
 	}
 	if k.nodes > k.limit {

@@ -58,6 +58,7 @@ func (in *instance) split() []*instance {
 	for i := range parts {
 		s := &instance{nR: in.nR, res: in.res, gcap: in.gcap, anyNode: math.Inf(1)}
 		s.count = make([]int64, 0, nK[i])
+		s.members = make([][]int, 0, nK[i])
 		s.dem = make([]int64, 0, nK[i]*in.nR)
 		s.group = make([]int, 0, nK[i])
 		s.reserve(nT[i], entries[i])
@@ -68,6 +69,7 @@ func (in *instance) split() []*instance {
 		newIndex[k] = int32(s.nK)
 		s.nK++
 		s.count = append(s.count, in.count[k])
+		s.members = append(s.members, in.members[k])
 		s.dem = append(s.dem, in.dem[k*in.nR:(k+1)*in.nR]...)
 		s.group = append(s.group, in.group[k])
 		s.totalPods += in.count[k]
@@ -77,6 +79,7 @@ func (in *instance) split() []*instance {
 		s := parts[part[in.tCls[in.tOff[t]]]]
 		s.tOff = append(s.tOff, int32(len(s.tCls)))
 		s.orig = append(s.orig, in.orig[t])
+		s.origs = append(s.origs, in.origs[t])
 		s.price = append(s.price, in.price[t])
 		s.anyNode = min(s.anyNode, in.price[t])
 		s.maxPrice = max(s.maxPrice, in.price[t])
