@@ -25,6 +25,9 @@ func (s *solve) finalize() {
 		p.take(&p.types[cl.target].capacity, &scheduling.Resources{})
 	}
 	for _, cl := range s.claims {
+		if len(cl.members) == 0 {
+			continue // opened, but nothing joined it
+		}
 		out, ok := s.settle(cl)
 		if !ok {
 			for _, m := range cl.members {
@@ -153,6 +156,15 @@ func (s *solve) truncate(cl *newClaim, opts []option) []option {
 		}
 	}
 	return opts[:min(limit, len(opts))]
+}
+
+// price is what the settled claims cost.
+func (s *solve) price() float64 {
+	var p float64
+	for _, c := range s.out {
+		p += c.Price
+	}
+	return p
 }
 
 // plan assembles the result.

@@ -11,24 +11,45 @@ import (
 const upgradeSlack = 0.10
 
 // run places every class, relaxing preferences where a class does not fit, then finalizes.
+// With guided packing on, the packable classes wait until the others are placed, then go where
+// the LP's patterns put them (see guide.go); first-fit places what is left.
 func (s *solve) run() {
+	var deferred []*class
 	for _, c := range s.classes {
-		if c.invalid != nil {
-			s.giveUp(c, []Reason{{Kind: ReasonInvalidPod, Detail: c.invalid.Error()}})
+		if s.guided && c.packable() {
+			deferred = append(deferred, c)
 			continue
 		}
-		s.placeClass(c)
-		for c.remaining() > 0 && s.relax(c) {
-			s.placeClass(c)
-		}
-		if c.relaxedFrom >= 0 {
-			s.relaxed += c.next - c.relaxedFrom
-		}
-		if c.remaining() > 0 {
-			s.giveUp(c, s.reasons(c))
+		s.placeAll(c)
+	}
+	if len(deferred) > 0 {
+		s.pack(deferred)
+		for _, c := range deferred {
+			s.placeAll(c)
 		}
 	}
 	s.finalize()
+}
+
+// placeAll places the class's remaining pods, relaxing its preferences as needed, and gives up
+// on those that fit nowhere.
+func (s *solve) placeAll(c *class) {
+	if c.invalid != nil {
+		s.giveUp(c, []Reason{{Kind: ReasonInvalidPod, Detail: c.invalid.Error()}})
+		return
+	}
+	if c.remaining() > 0 {
+		s.placeClass(c)
+	}
+	for c.remaining() > 0 && s.relax(c) {
+		s.placeClass(c)
+	}
+	if c.relaxedFrom >= 0 {
+		s.relaxed += c.next - c.relaxedFrom
+	}
+	if c.remaining() > 0 {
+		s.giveUp(c, s.reasons(c))
+	}
 }
 
 // placeClass places as many of the class's remaining pods as its active constraints allow.

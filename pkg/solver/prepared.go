@@ -21,6 +21,7 @@ type Prepared struct {
 	existingKeys map[string]bool // label keys the selectors of running pods look at
 	anti         []existingAnti  // required anti-affinity terms of running pods
 	memos        map[string]*groupMemo
+	guide        *guideTypes // built on the first guided solve
 }
 
 // existingAnti is a required anti-affinity term of a running pod, on the target at index base.
@@ -108,9 +109,22 @@ func prepareNodes(b *solve) *Prepared {
 }
 
 // Solve places pods on the prepared snapshot, with opts.ExcludeNodes treated as gone.
+//
+// Unless opts.NoGuide, a second solve places the packable pods by the LP's patterns (guide.go),
+// and the cheaper plan wins: the one that leaves fewer pods unschedulable, then the one with the
+// lower price, first-fit on a tie.
 func (p *Prepared) Solve(pods []*corev1.Pod, opts Options) (*Plan, error) {
 	s := p.instantiate(pods, opts)
 	s.run()
+	if !opts.NoGuide && s.anyPackable() {
+		g := p.instantiate(pods, opts)
+		g.guided = true
+		g.run()
+		if len(g.unschedulable) < len(s.unschedulable) ||
+			len(g.unschedulable) == len(s.unschedulable) && g.price() < s.price()-1e-9 {
+			s = g
+		}
+	}
 	return s.plan(), nil
 }
 

@@ -25,6 +25,9 @@ type Options struct {
 	ExcludeNodes []string
 	// HostnamePrefix names the placeholder hostnames of new claims ("" : "tenon-claim-").
 	HostnamePrefix string
+	// NoGuide turns guided packing off: the solve is first-fit decreasing alone (the disruption
+	// loop's many small simulations gain little from it).
+	NoGuide bool
 }
 
 // solve holds the compiled state of one Solve.
@@ -61,6 +64,7 @@ type solve struct {
 
 	dry         bool // probing: evaluate placements without making them
 	force       bool // grow claims whatever it costs (no new claim can be opened)
+	guided      bool // packable classes go by the LP's patterns
 	grow        bool // let claims grow to larger types (second pass over open claims)
 	hint        int  // pods of the class expected in the domain being filled (0: none)
 	scratchBits scheduling.Bitset

@@ -1,0 +1,252 @@
+package solver
+
+import (
+	"slices"
+
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+	"github.com/tenon-sh/tenon/pkg/solver/bound"
+)
+
+// Guided packing. First-fit decreasing buys nodes one at a time and cannot see that a mix of
+// pods packs better on a mix of types. For the pods whose only constraints are which types they
+// may use (no topology, no pod affinity, no host ports, no preferences, selected by no topology
+// group), the solver also asks the configuration LP of the lower bound what nodes to buy, rounds
+// its patterns into whole nodes, and opens those claims; whatever the rounding leaves is placed
+// first-fit as usual. The guided plan is kept only when it is cheaper than the plain one.
+
+// packable reports whether the class may be placed by the LP's patterns: nothing about it but
+// its requests and the types it may use matters to where it goes. (Letting hostname
+// anti-affinity classes in, with the patterns holding one pod of each per node, made the
+// diverse benchmark's plans dearer; topology spread needs domains the patterns do not have.)
+func (c *class) packable() bool {
+	return c.invalid == nil && len(c.spreads) == 0 && len(c.affinity) == 0 && len(c.anti) == 0 &&
+		len(c.matches) == 0 && len(c.hostPorts) == 0 && len(c.prefs) == 0 && !c.nodeSpecific
+}
+
+func (s *solve) anyPackable() bool {
+	n := 0
+	for _, c := range s.classes {
+		if c.packable() {
+			n += len(c.pods)
+		}
+	}
+	return n > 1
+}
+
+// packKind says which pool type a type of the guide's problem is, and for a reserved offer its
+// reservation.
+type packKind struct{ pool, ti, resv int }
+
+type packKey struct{ pool, ti int }
+
+// guideTypes are the pool types of the guide's problems, built once per prepared snapshot:
+// every type at its cheapest regular offer, and each reserved offer as a type of its own whose
+// count is what the reservation has left when a solve asks.
+type guideTypes struct {
+	types    []bound.Type
+	kinds    []packKind
+	regular  map[packKey]int
+	reserved map[packKey][]int
+}
+
+func (p *Prepared) packTypes() *guideTypes {
+	if p.guide != nil {
+		return p.guide
+	}
+	g := &guideTypes{regular: map[packKey]int{}, reserved: map[packKey][]int{}}
+	for _, pl := range p.base.pools {
+		if pl.reason != nil {
+			continue
+		}
+		for ti, t := range pl.types {
+			best := -1.0
+			for _, o := range t.offers {
+				if o.resv >= 0 {
+					k := packKey{pl.index, ti}
+					g.reserved[k] = append(g.reserved[k], len(g.types))
+					g.types = append(g.types, bound.Type{Name: t.it.Name + "/reserved", Price: o.price, Capacity: t.alloc})
+					g.kinds = append(g.kinds, packKind{pool: pl.index, ti: ti, resv: o.resv})
+					continue
+				}
+				if best < 0 || o.price < best {
+					best = o.price
+				}
+			}
+			if best >= 0 {
+				g.regular[packKey{pl.index, ti}] = len(g.types)
+				g.types = append(g.types, bound.Type{Name: t.it.Name, Price: best, Capacity: t.alloc})
+				g.kinds = append(g.kinds, packKind{pool: pl.index, ti: ti, resv: -1})
+			}
+		}
+	}
+	p.guide = g
+	return g
+}
+
+// pack places the classes: first on the free room of existing nodes, claims in flight and the
+// claims opened so far (first-fit, as that room costs nothing), then the rest by the LP's
+// rounded patterns, as far as they go.
+func (s *solve) pack(classes []*class) {
+	s.grow = false
+	for _, c := range classes {
+		for _, t := range s.targets {
+			if c.remaining() == 0 {
+				break
+			}
+			s.tryTarget(c, t, c.remaining())
+		}
+		for i := s.cidx.first(0, &c.requests); i >= 0 && c.remaining() > 0; i = s.cidx.first(i+1, &c.requests) {
+			s.tryClaim(c, s.claims[i], c.remaining(), -1, -1)
+		}
+	}
+	s.grow = true
+	left := false
+	for _, c := range classes {
+		left = left || c.remaining() > 0
+	}
+	if !left {
+		return
+	}
+	prob, kinds, members := s.packProblem(classes)
+	if len(prob.Classes) == 0 {
+		return
+	}
+	r := bound.Lower(prob, bound.WithPatterns())
+	if len(r.Patterns) == 0 {
+		return
+	}
+	nodes, _ := roundPatterns(prob, r.Patterns)
+	s.hint = 0
+	for _, n := range nodes {
+		for range int(n.Multiplicity + 0.5) {
+			s.realize(n, members, kinds[n.Type])
+		}
+	}
+}
+
+// packProblem is the packing problem of the classes' remaining pods on the pool types. A class
+// may use the types of the heaviest pools that can hold it, as first-fit would.
+func (s *solve) packProblem(classes []*class) (*bound.Problem, []packKind, []*class) {
+	pt := s.prep.packTypes()
+	prob := bound.Problem{Types: slices.Clone(pt.types)}
+	kinds := pt.kinds
+	var members []*class
+	for i, k := range kinds {
+		if k.resv >= 0 {
+			// A reservation used up is left out of every class below (MaxCount 0 would mean
+			// unlimited).
+			prob.Types[i].MaxCount = max(s.reservations[k.resv], 1)
+		}
+	}
+	type key = packKey
+	regular, reserved := pt.regular, pt.reserved
+	for _, c := range classes {
+		if c.remaining() == 0 {
+			continue
+		}
+		var types []int
+		weight, found := int32(0), false
+		for pi, p := range s.pools {
+			if c.poolReason[pi] != nil || p.reason != nil || p.nodesLeft == 0 {
+				continue
+			}
+			if found && p.np.Weight < weight {
+				break // pools come heaviest first
+			}
+			for _, a := range c.compiled[pi] {
+				if a == nil {
+					continue
+				}
+				mask := offerBits(a.zones, a.cts)
+				for ti := a.types.Next(0); ti >= 0; ti = a.types.Next(ti + 1) {
+					if p.types[ti].bits&mask == 0 || c.fit(&p.types[ti].alloc) == 0 {
+						continue
+					}
+					if i, ok := regular[key{pi, ti}]; ok {
+						types = append(types, i)
+						found, weight = true, p.np.Weight
+					}
+					for _, i := range reserved[key{pi, ti}] {
+						if s.reservations[kinds[i].resv] > 0 {
+							types = append(types, i)
+							found, weight = true, p.np.Weight
+						}
+					}
+				}
+			}
+		}
+		sortInts(types)
+		types = compactInts(types)
+		prob.Classes = append(prob.Classes, bound.Class{Count: c.remaining(), Demand: c.requests, Types: types, Group: -1})
+		members = append(members, c)
+	}
+	return &prob, kinds, members
+}
+
+// realize opens one node of a rounded pattern and puts its pods there. Pods that do not go
+// where the pattern says stay pending for first-fit.
+func (s *solve) realize(n bound.Pattern, classes []*class, k packKind) {
+	var cl *newClaim
+	for i, ci := range n.Classes {
+		c := classes[ci]
+		if c.remaining() == 0 {
+			continue
+		}
+		if cl == nil {
+			if cl = s.openClaimOfType(c, s.pools[k.pool], k.ti); cl == nil {
+				return
+			}
+		}
+		s.tryClaim(c, cl, min(int(n.Counts[i]), c.remaining()), -1, -1)
+	}
+}
+
+// openClaimOfType opens a claim of pool p with type ti as its target, for class c.
+func (s *solve) openClaimOfType(c *class, p *pool, ti int) *newClaim {
+	if p.nodesLeft == 0 || c.poolReason[p.index] != nil || !p.withinLimits(nil, &p.types[ti].capacity) {
+		return nil
+	}
+	for _, a := range c.compiled[p.index] {
+		if a == nil || !a.types.Has(ti) {
+			continue
+		}
+		mask := offerBits(a.zones, a.cts)
+		if p.types[ti].bits&mask == 0 {
+			continue
+		}
+		if _, _, ok := s.offerPrice(p, ti, mask); !ok {
+			continue
+		}
+		cl := &newClaim{
+			index: len(s.claims), host: len(s.targets) + len(s.claims), pool: p, types: a.types.Clone(),
+			zones: a.zones, cts: a.cts, residual: p.residual.Intersect(a.residual), target: -1, resv: -1,
+			maxAlloc: a.maxAlloc,
+		}
+		s.claims = append(s.claims, cl)
+		s.openClaims[p.index]++
+		s.setTarget(cl, ti, mask)
+		if p.nodesLeft > 0 {
+			p.nodesLeft--
+		}
+		return cl
+	}
+	return nil
+}
+
+// nonNegative is r with overcommitted resources at zero.
+func nonNegative(r scheduling.Resources) scheduling.Resources {
+	for i := range r {
+		r[i] = max(r[i], 0)
+	}
+	return r
+}
+
+func compactInts(v []int) []int {
+	out := v[:0]
+	for i, x := range v {
+		if i == 0 || x != v[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
