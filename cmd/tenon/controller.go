@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/tenon-sh/tenon/pkg/disruption"
 	"github.com/tenon-sh/tenon/pkg/operator"
 )
 
@@ -39,6 +40,35 @@ func (f *controllerFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.opts.Provisioning.CreateWorkers, "nodeclaim-create-workers", 0, "NodeClaims created concurrently (default 16)")
 	fs.BoolVar(&f.opts.Provisioning.Bound, "lower-bound", false, "compute each batch's proven lower bound (logged); costs time on large batches")
 	fs.StringSliceVar(&f.opts.Provisioning.Schedulers, "scheduler-names", nil, "scheduler names whose pods tenon provisions for (default default-scheduler)")
+	f.registerDisruption(fs)
+	fs.DurationVar(&f.opts.Interruption.PollInterval, "interruption-poll-interval", 0, "how often the cloud provider's interruption queue is polled (default 1s)")
+	fs.IntVar(&f.opts.Interruption.Workers, "interruption-workers", 0, "interruption messages handled concurrently (default 4)")
+	fs.DurationVar(&f.opts.Interruption.DrainLead, "interruption-drain-lead", 0, "finish draining an interrupted node this long before the notice's deadline (default 15s)")
+	fs.DurationVar(&f.opts.Interruption.UnavailableTTL, "interruption-unavailable-ttl", 0, "how long an interrupted spot offering is not bought again (default 10m)")
+	fs.BoolVar(&f.opts.Interruption.ReplaceOnRebalance, "interruption-replace-on-rebalance", false, "replace a node on a rebalance recommendation instead of only recording it")
+}
+
+// registerDisruption adds the flags of the disruption loop.
+func (f *controllerFlags) registerDisruption(fs *pflag.FlagSet) {
+	d := &f.opts.Disruption
+	fs.BoolVar(&d.Disabled, "disable-disruption", false, "do not run the disruption loop (no consolidation, drift, expiration)")
+	fs.DurationVar(&d.PassInterval, "disruption-pass-interval", 0, "time between disruption passes (default 10s)")
+	fs.DurationVar(&d.ValidationDelay, "disruption-validation-delay", 0, "how long a disruption command waits before it is validated again and executed (default 15s)")
+	fs.DurationVar(&d.ReplacementTimeout, "disruption-replacement-timeout", 0, "how long a disruption command waits for its replacements to initialize before rolling back (default 10m)")
+	fs.DurationVar(&d.FailureBackoff, "disruption-failure-backoff", 0, "how long the nodes of a failed disruption command are left alone (default 5m)")
+	fs.DurationVar(&d.DriftCheckInterval, "drift-check-interval", 0, "how long the cloud provider's drift verdict on a NodeClaim is reused (default 1m)")
+	registerDecisionFlags(fs, &d.Decision)
+}
+
+// registerDecisionFlags adds the flags that tune the disruption decision; `tenon explain` takes
+// them too, so that it decides as the controller does.
+func registerDecisionFlags(fs *pflag.FlagSet, o *disruption.Options) {
+	fs.Float64Var(&o.MinSavingsFraction, "consolidation-min-savings-fraction", 0, "least fraction of the candidates' price a consolidation must save (default 0.02; per nodepool: annotation tenon.sh/consolidation-min-savings-fraction)")
+	fs.Float64Var(&o.MinSavingsPerHour, "consolidation-min-savings-per-hour", 0, "least $/h a consolidation must save (default 0.001; per nodepool: annotation tenon.sh/consolidation-min-savings-per-hour)")
+	fs.IntVar(&o.SpotToSpotMinInstanceTypes, "spot-to-spot-min-instance-types", 0, "instance types cheaper than a spot node its spot replacement must be able to use (default 15)")
+	fs.DurationVar(&o.SpotToSpotMinAge, "spot-to-spot-min-age", 0, "how old a spot node must be before it is replaced by cheaper spot (default 10m)")
+	fs.Float64Var(&o.BalancedThreshold, "balanced-threshold", 0, "least score a Balanced nodepool consolidates at (default 0.5)")
+	fs.IntVar(&o.MaxSimulations, "disruption-max-simulations", 0, "solver runs one disruption pass may spend; the next pass resumes (default 2000)")
 }
 
 // fromEnv sets every flag not given on the command line from TENON_<NAME>.
@@ -78,8 +108,8 @@ func newController() *cobra.Command {
 		Use:   "controller",
 		Short: "Run tenon's controllers against a cluster",
 		Long: `controller runs tenon in a cluster (or against one through a kubeconfig): the cluster
-mirror, the provisioning loop and the NodeClaim controllers, with the simulated cloud provider
-by default. Every flag can also be set as TENON_<FLAG_NAME> in the environment.`,
+mirror, the provisioning loop, the disruption loop and the NodeClaim controllers, with the
+simulated cloud provider by default. Every flag can also be set as TENON_<FLAG_NAME> in the environment.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := fromEnv(cmd.Flags()); err != nil {

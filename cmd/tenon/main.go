@@ -1,6 +1,7 @@
 // Command tenon is the tenon node autoscaler: `tenon controller` runs it in a cluster, `tenon
-// up` runs it on a local control plane with a simulated cloud, and `tenon plan` runs its solver
-// offline over manifests.
+// up` runs it on a local control plane with a simulated cloud, `tenon plan` runs its solver
+// offline over manifests, and `tenon explain node/NAME` says why a node is or is not being
+// disrupted.
 package main
 
 import (
@@ -24,6 +25,6 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newPlan(), newController(), newUp())
+	root.AddCommand(newPlan(), newController(), newUp(), newExplain())
 	return root
 }

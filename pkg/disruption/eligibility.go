@@ -104,10 +104,14 @@ func (s *pdbState) counts(pods []*corev1.Pod) []int32 {
 	return out
 }
 
-// blocking names a PDB that evicting pods would violate, or "".
+// blocking names a PDB covering some of pods that allows no eviction now (its status allows
+// none, or the pass's earlier commands used its allowance up), or "". A PDB that allows fewer
+// evictions than it covers pods does not block: the drain evicts through the Eviction API, one
+// pod at a time, each once the PDB allows it, so a node holding two pods of a PDB with
+// maxUnavailable 1 is drained without ever violating it.
 func (s *pdbState) blocking(pods []*corev1.Pod) string {
 	for i, n := range s.counts(pods) {
-		if n > s.allowed[i] {
+		if n > 0 && s.allowed[i] < 1 {
 			return s.pdbs[i].Namespace + "/" + s.pdbs[i].Name
 		}
 	}

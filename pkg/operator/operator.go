@@ -19,6 +19,8 @@ import (
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated"
+	disruptionctrl "github.com/tenon-sh/tenon/pkg/controllers/disruption"
+	"github.com/tenon-sh/tenon/pkg/controllers/interruption"
 	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/garbagecollection"
 	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/lifecycle"
 	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/termination"
@@ -47,6 +49,8 @@ type Options struct {
 	Termination              termination.Options
 	GarbageCollection        garbagecollection.Options
 	NodePoolStatus           status.Options
+	Interruption             interruption.Options
+	Disruption               disruptionctrl.Options
 }
 
 // Operator is a running tenon controller process.
@@ -56,6 +60,8 @@ type Operator struct {
 	Cloud       cloudprovider.CloudProvider
 	Unavailable *cloudprovider.UnavailableOfferings
 	Provisioner *provisioning.Provisioner
+	// Disruption is nil when Options.Disruption.Disabled.
+	Disruption *disruptionctrl.Controller
 }
 
 // New builds the manager, the mirror, the provider and the controllers. Nothing runs until
@@ -87,10 +93,10 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
-	o := &Operator{Manager: mgr, Cluster: state.NewCluster(clock.RealClock{})}
+	o := &Operator{Manager: mgr, Cluster: state.NewCluster(clock.RealClock{}), Unavailable: cloudprovider.NewUnavailableOfferings(clock.RealClock{})}
 	switch opts.CloudProvider {
 	case simulated.ProviderName:
-		p, err := simulated.New(simulated.Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()})
+		p, err := simulated.New(simulated.Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Unavailable: o.Unavailable})
 		if err != nil {
 			return nil, err
 		}
@@ -104,7 +110,6 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 	if err := o.Cluster.Register(ctx, mgr.GetCache()); err != nil {
 		return nil, err
 	}
-	o.Unavailable = cloudprovider.NewUnavailableOfferings(clock.RealClock{})
 	if err := lifecycle.Register(mgr, lifecycle.Deps{CloudProvider: o.Cloud, UnavailableOfferings: o.Unavailable}, opts.Lifecycle); err != nil {
 		return nil, err
 	}
@@ -129,6 +134,21 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 	}
 	if err := mgr.Add(o.Provisioner); err != nil {
 		return nil, err
+	}
+	if !opts.Disruption.Disabled {
+		o.Disruption, err = disruptionctrl.Register(mgr, disruptionctrl.Deps{
+			Cluster: o.Cluster, Cloud: o.Cloud, Filter: o.Unavailable, Schedulers: opts.Provisioning.Schedulers,
+			Recorder: events.New(mgr.GetEventRecorderFor("tenon"), events.Options{}), Log: log.WithName("disruption"),
+		}, opts.Disruption)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if q, ok := o.Cloud.(cloudprovider.InterruptionQueue); ok {
+		deps := interruption.Deps{Queue: q, Cluster: o.Cluster, Unavailable: o.Unavailable, Provisioner: o.Provisioner, Log: log}
+		if err := interruption.Register(mgr, deps, opts.Interruption); err != nil {
+			return nil, err
+		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err

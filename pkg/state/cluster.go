@@ -33,6 +33,7 @@ type Cluster struct {
 	pdbs       map[string]*policyv1.PodDisruptionBudget
 	nominated  map[string]time.Time // node or claim name → until
 	marked     map[string]bool      // nodes or claims marked for deletion
+	podEvents  map[string]time.Time // node name → when a pod last arrived on or left it
 	generation uint64
 	changed    chan struct{}
 }
@@ -51,6 +52,7 @@ func NewCluster(clk clock.PassiveClock) *Cluster {
 		pdbs:       map[string]*policyv1.PodDisruptionBudget{},
 		nominated:  map[string]time.Time{},
 		marked:     map[string]bool{},
+		podEvents:  map[string]time.Time{},
 		changed:    make(chan struct{}),
 	}
 }
@@ -98,6 +100,7 @@ func (c *Cluster) DeleteNode(name string) {
 	delete(c.nodes, name)
 	delete(c.marked, name)
 	delete(c.nominated, name)
+	delete(c.podEvents, name)
 	c.bump()
 }
 
@@ -119,12 +122,15 @@ func (c *Cluster) DeleteNodeClaim(name string) {
 	c.bump()
 }
 
-// UpdatePod records a pod (bound or not).
+// UpdatePod records a pod (bound or not). A pod arriving on a node (bound to it, or first seen
+// bound to it) or leaving it (finished, or bound elsewhere) is a pod event of that node; see
+// LastPodEvent.
 func (c *Cluster) UpdatePod(p *corev1.Pod) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	k := key(p.Namespace, p.Name)
-	if old, ok := c.pods[k]; ok && old.Spec.NodeName != "" && old.Spec.NodeName != p.Spec.NodeName {
+	old, had := c.pods[k]
+	if had && old.Spec.NodeName != "" && old.Spec.NodeName != p.Spec.NodeName {
 		delete(c.podsByNode[old.Spec.NodeName], k)
 	}
 	c.pods[k] = p
@@ -140,19 +146,77 @@ func (c *Cluster) UpdatePod(p *corev1.Pod) {
 			m[k] = p
 		}
 	}
+	var from string
+	if had {
+		from = runsOn(old)
+	}
+	if to := runsOn(p); from != to {
+		now := c.clock.Now()
+		if from != "" {
+			c.podEvent(from, now)
+		}
+		if to != "" {
+			c.podEvent(to, arrival(p, now))
+		}
+	}
 	c.bump()
 }
 
-// DeletePod forgets a pod.
+// DeletePod forgets a pod; if it was running on a node, it left that node now.
 func (c *Cluster) DeletePod(ns, name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	k := key(ns, name)
 	if old, ok := c.pods[k]; ok && old.Spec.NodeName != "" {
 		delete(c.podsByNode[old.Spec.NodeName], k)
+		if n := runsOn(old); n != "" {
+			c.podEvent(n, c.clock.Now())
+		}
 	}
 	delete(c.pods, k)
 	c.bump()
+}
+
+// runsOn is the node a pod occupies: the one it is bound to, unless it has finished.
+func runsOn(p *corev1.Pod) string {
+	if terminal(p) {
+		return ""
+	}
+	return p.Spec.NodeName
+}
+
+// arrival is when a pod arrived on its node: when kube-scheduler bound it (its PodScheduled
+// condition), else when it started, else when it was created, and never later than now. A
+// pod first seen already bound (the mirror starting) thus keeps the time it really arrived.
+func arrival(p *corev1.Pod, now time.Time) time.Time {
+	t := p.CreationTimestamp.Time
+	if p.Status.StartTime != nil {
+		t = p.Status.StartTime.Time
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
+			t = c.LastTransitionTime.Time
+		}
+	}
+	if t.IsZero() || t.After(now) {
+		return now
+	}
+	return t
+}
+
+// podEvent records a pod event of a node at t, keeping the latest; callers hold c.mu.
+func (c *Cluster) podEvent(node string, t time.Time) {
+	if t.After(c.podEvents[node]) {
+		c.podEvents[node] = t
+	}
+}
+
+// LastPodEvent returns when a pod last arrived on or left the node, as far as the mirror has
+// seen (zero: no pod event seen).
+func (c *Cluster) LastPodEvent(node string) time.Time {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.podEvents[node]
 }
 
 func terminal(p *corev1.Pod) bool {

@@ -80,3 +80,26 @@ func TestSolverNodesJoinsClaimsAndNodes(t *testing.T) {
 		t.Errorf("finished pods must not count on their node: %v", got)
 	}
 }
+
+func TestByProviderID(t *testing.T) {
+	c := NewCluster(clocktesting.NewFakeClock(time.Unix(1000, 0)))
+	c.UpdateNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Spec: corev1.NodeSpec{ProviderID: "sim://a/1"}})
+	c.UpdateNodeClaim(&apisv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c1", CreationTimestamp: metav1.Unix(20, 0)}, Status: apisv1.NodeClaimStatus{ProviderID: "sim://a/1"}})
+	c.UpdateNodeClaim(&apisv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c0", CreationTimestamp: metav1.Unix(10, 0)}, Status: apisv1.NodeClaimStatus{ProviderID: "sim://a/1"}})
+	c.UpdateNodeClaim(&apisv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c2"}, Status: apisv1.NodeClaimStatus{ProviderID: "sim://a/2"}})
+	c.UpdateNodeClaim(&apisv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "unlaunched"}})
+
+	claim, node := c.ByProviderID("sim://a/1")
+	if claim == nil || claim.Name != "c0" || node == nil || node.Name != "n1" {
+		t.Errorf("sim://a/1: claim %v node %v, want the older claim c0 and node n1", claim, node)
+	}
+	if claim, node := c.ByProviderID("sim://a/2"); claim == nil || claim.Name != "c2" || node != nil {
+		t.Errorf("sim://a/2: claim %v node %v, want c2 and no node", claim, node)
+	}
+	if claim, node := c.ByProviderID("sim://a/3"); claim != nil || node != nil {
+		t.Errorf("unknown ID: claim %v node %v", claim, node)
+	}
+	if claim, node := c.ByProviderID(""); claim != nil || node != nil {
+		t.Errorf("empty ID matched claim %v node %v", claim, node)
+	}
+}

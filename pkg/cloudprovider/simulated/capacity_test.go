@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -123,4 +124,45 @@ func offeringOf(t *testing.T, p *simulated.Provider, np *apisv1.NodePool, typ, c
 		}
 	}
 	return catalog.Offering{}
+}
+
+// Create launches around the offerings tenon's unavailable-offerings cache holds, and reports
+// insufficient capacity when they are all it could use.
+func testUnavailableOfferings(t *testing.T, e *env) {
+	ctx := context.Background()
+	unavailable := cloudprovider.NewUnavailableOfferings(nil)
+	p, err := simulated.New(simulated.Options{Client: e.client, Unavailable: unavailable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := fastSpec()
+	spec.Zones = []string{"us-east-1a", "us-east-1b"}
+	e.nodeClass(t, "avoid", spec)
+	spot := req(apisv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, apisv1.CapacityTypeSpot)
+	m5large := req(apisv1.LabelInstanceType, corev1.NodeSelectorOpIn, "m5.large")
+
+	first, err := p.Create(ctx, e.claim(t, "avoid-1", "avoid", m5large, spot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zone := first.Labels[apisv1.LabelZone]
+	unavailable.MarkUnavailable(cloudprovider.Offering{InstanceType: "m5.large", Zone: zone, CapacityType: apisv1.CapacityTypeSpot}, "test", time.Hour)
+	second, err := p.Create(ctx, e.claim(t, "avoid-2", "avoid", m5large, spot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if z := second.Labels[apisv1.LabelZone]; z == zone {
+		t.Errorf("launched through m5.large/%s/spot, which is marked unavailable", z)
+	}
+	unavailable.MarkUnavailable(cloudprovider.Offering{InstanceType: "m5.large", Zone: second.Labels[apisv1.LabelZone], CapacityType: apisv1.CapacityTypeSpot}, "test", time.Hour)
+	_, err = p.Create(ctx, e.claim(t, "avoid-3", "avoid", m5large, spot))
+	var ice *cloudprovider.InsufficientCapacityError
+	if !errors.As(err, &ice) || len(ice.Offerings) != 2 {
+		t.Errorf("with both spot offerings marked unavailable: %v, want insufficient capacity naming both", err)
+	}
+	for _, c := range []*apisv1.NodeClaim{first, second} {
+		if err := p.Delete(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

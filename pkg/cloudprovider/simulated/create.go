@@ -20,10 +20,11 @@ import (
 func ImageID(arch string) string { return "sim-al2023-" + arch }
 
 // Create launches an instance for the claim (see cloudprovider.CloudProvider): the cheapest
-// compatible offering of its SimNodeClass with room, recorded as a SimInstance. A claim that
-// already has an instance gets it back. The returned claim carries the provider ID, image ID,
-// capacity (device resources included) and allocatable, the labels of the instance and the
-// SimNodeClass, and the SimNodeClass hash annotation.
+// compatible offering of its SimNodeClass with room and not marked unavailable
+// (Options.Unavailable), recorded as a SimInstance. A claim that already has an instance gets
+// it back. The returned claim carries the provider ID, image ID, capacity (device resources
+// included) and allocatable, the labels of the instance and the SimNodeClass, and the
+// SimNodeClass hash annotation.
 func (p *Provider) Create(ctx context.Context, claim *apisv1.NodeClaim) (*apisv1.NodeClaim, error) {
 	rc, err := p.class(ctx, claim.Spec.NodeClassRef)
 	if err != nil {
@@ -46,7 +47,7 @@ func (p *Provider) Create(ctx context.Context, claim *apisv1.NodeClaim) (*apisv1
 		p.mu.Unlock()
 		return claimView(claim, inst, m), nil
 	}
-	inst, err := p.cloud.Launch(cloud.LaunchRequest{Class: rc.name, NodeClaim: claim.Name, Requirements: reqs, Requests: requests}, now)
+	inst, err := p.cloud.Launch(cloud.LaunchRequest{Class: rc.name, NodeClaim: claim.Name, Requirements: reqs, Requests: requests, Avoid: p.avoid}, now)
 	if err != nil {
 		p.mu.Unlock()
 		if errors.Is(err, cloud.ErrNoCompatibleOffering) {

@@ -33,3 +33,15 @@ func OfflineInstanceTypes(nc *simv1alpha1.SimNodeClass, np *apisv1.NodePool, at 
 	}
 	return withoutUnnamedTargeted(types, rc, namedReservations(np)), nil
 }
+
+// OfflineClassConfig returns, with no API server, the model's configuration of a SimNodeClass:
+// its catalog (region, zones, reservations, capacity blocks, price overrides, root volume), its
+// capacity pools, delays and interruption settings, as the provider would configure the cloud
+// with. The offline simulator drives its own cloud.Cloud with it.
+func OfflineClassConfig(nc *simv1alpha1.SimNodeClass) (cloud.ClassConfig, error) {
+	rc, err := resolve(nc)
+	if err != nil {
+		return cloud.ClassConfig{}, fmt.Errorf("SimNodeClass %s: %w", nc.Name, err)
+	}
+	return rc.cfg, nil
+}

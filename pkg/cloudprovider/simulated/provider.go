@@ -32,6 +32,16 @@ type Options struct {
 	Clock func() time.Time
 	// IDSeed seeds instance IDs. Default: random.
 	IDSeed uint64
+	// Unavailable, when set, is tenon's record of offerings that recently ran out of capacity
+	// or were interrupted: Create does not launch through them, as a real provider skips the
+	// offerings its unavailable-offerings cache holds. Pass the cache the provisioner applies.
+	Unavailable OfferingAvailability
+}
+
+// OfferingAvailability says whether an offering is marked unavailable;
+// *cloudprovider.UnavailableOfferings implements it.
+type OfferingAvailability interface {
+	IsUnavailable(instanceType, zone, capacityType string) bool
 }
 
 // Provider is the simulated cloud provider. It is safe for concurrent use.
@@ -40,6 +50,7 @@ type Provider struct {
 	reader client.Reader
 	clock  func() time.Time
 	wake   chan struct{}
+	avoid  func(cloudprovider.Offering) bool
 
 	mu       sync.Mutex
 	cloud    *cloud.Cloud
@@ -94,6 +105,9 @@ func New(opts Options) (*Provider, error) {
 	}
 	if p.clock == nil {
 		p.clock = time.Now
+	}
+	if u := opts.Unavailable; u != nil {
+		p.avoid = func(o cloudprovider.Offering) bool { return u.IsUnavailable(o.InstanceType, o.Zone, o.CapacityType) }
 	}
 	seed := opts.IDSeed
 	if seed == 0 {

@@ -32,6 +32,7 @@ func TestProviderOnControlPlane(t *testing.T) {
 	t.Run("DevicePluginDelay", func(t *testing.T) { testDevicePluginDelay(t, e) })
 	t.Run("Restart", func(t *testing.T) { testRestart(t, e) })
 	t.Run("CapacityPool", func(t *testing.T) { testCapacityPool(t, e) })
+	t.Run("UnavailableOfferings", func(t *testing.T) { testUnavailableOfferings(t, e) })
 	t.Run("TargetedReservation", func(t *testing.T) { testTargetedReservation(t, e) })
 	t.Run("NodeClassReadiness", func(t *testing.T) { testNodeClassReadiness(t, e) })
 	t.Run("Drift", func(t *testing.T) { testDrift(t, e) })

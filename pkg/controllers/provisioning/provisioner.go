@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
-	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
+	"github.com/tenon-sh/tenon/pkg/controllers/internal/solverinput"
 	"github.com/tenon-sh/tenon/pkg/snapshot"
 	"github.com/tenon-sh/tenon/pkg/solver"
 	"github.com/tenon-sh/tenon/pkg/state"
@@ -29,7 +29,7 @@ const (
 	EventNominated         = "Nominated"
 	EventFailedScheduling  = "FailedScheduling"
 	EventFailedValidation  = "FailedValidation"
-	EventNodeClassNotReady = "NodeClassNotReady"
+	EventNodeClassNotReady = solverinput.EventNodeClassNotReady
 )
 
 // Options tune the provisioner.
@@ -66,16 +66,13 @@ func (o *Options) defaults() {
 }
 
 // OfferingFilter marks offerings that recently failed as unavailable.
-type OfferingFilter interface {
-	Apply(types []*catalog.InstanceType) []*catalog.InstanceType
-}
+type OfferingFilter = solverinput.OfferingFilter
 
 // Provisioner turns pending pods into NodeClaims.
 type Provisioner struct {
 	kube     client.Client
 	cluster  *state.Cluster
-	cloud    cloudprovider.CloudProvider
-	filter   OfferingFilter
+	source   *solverinput.Source
 	recorder record.EventRecorder
 	clock    clock.Clock
 	opts     Options
@@ -101,8 +98,9 @@ func New(d Deps, opts Options) *Provisioner {
 		d.Clock = clock.RealClock{}
 	}
 	return &Provisioner{
-		kube: d.Client, cluster: d.Cluster, cloud: d.Cloud, filter: d.Filter, recorder: d.Recorder,
-		clock: d.Clock, opts: opts, batcher: NewBatcher(d.Clock, opts.BatchIdle, opts.BatchMax), log: d.Log,
+		kube: d.Client, cluster: d.Cluster, recorder: d.Recorder,
+		source: &solverinput.Source{Cluster: d.Cluster, Cloud: d.Cloud, Filter: d.Filter, Reader: d.Client, Recorder: d.Recorder, Schedulers: opts.Schedulers},
+		clock:  d.Clock, opts: opts, batcher: NewBatcher(d.Clock, opts.BatchIdle, opts.BatchMax), log: d.Log,
 	}
 }
 
@@ -122,7 +120,7 @@ func (p *Provisioner) Register(ctx context.Context, informers cache.Informers) e
 		return err
 	}
 	check := func(o any) {
-		if pod, ok := o.(*corev1.Pod); ok && IsProvisionable(pod, p.opts.Schedulers) {
+		if pod, ok := o.(*corev1.Pod); ok && solverinput.IsProvisionable(pod, p.opts.Schedulers) {
 			p.Trigger()
 		}
 	}
@@ -170,37 +168,21 @@ type Result struct {
 func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 	start := p.clock.Now()
 	res := &Result{}
-	var pending []*corev1.Pod
-	for _, pod := range p.cluster.Pods() {
-		if IsProvisionable(pod, p.opts.Schedulers) {
-			pending = append(pending, pod)
-		}
-	}
-	pending = append(pending, p.cluster.PodsToReschedule()...)
-	res.Pods = len(pending)
-	if len(pending) == 0 {
+	pools := p.source.Pools()
+	pods, rejected := p.source.Pending(ctx, pools)
+	res.Pods = len(pods) + len(rejected)
+	if res.Pods == 0 {
 		return res, nil
 	}
-	pools := map[string]*apisv1.NodePool{}
-	for _, np := range p.cluster.NodePools() {
-		if np.DeletionTimestamp == nil && !np.IsStatic() {
-			pools[np.Name] = np
-		}
+	for _, r := range rejected {
+		res.Invalid++
+		p.recorder.Eventf(r.Pod, corev1.EventTypeWarning, EventFailedValidation, "tenon cannot plan for this pod: %v", r.Err)
 	}
-	var pods []*corev1.Pod
-	for _, pod := range pending {
-		valid, err := p.validate(ctx, pod, pools)
-		if err != nil {
-			res.Invalid++
-			p.recorder.Eventf(pod, corev1.EventTypeWarning, EventFailedValidation, "tenon cannot plan for this pod: %v", err)
-			continue
-		}
-		pods = append(pods, valid)
-	}
-	snap, err := p.snapshot(ctx, pools)
+	view, err := p.source.Snapshot(ctx, pools)
 	if err != nil {
 		p.log.Error(err, "some objects could not be read; planning with the rest")
 	}
+	snap := view.Snapshot
 	snap.Pods = pods
 	plan, err := solver.Solve(snap, solver.Options{SkipBound: !p.opts.Bound})
 	if err != nil {
@@ -234,69 +216,6 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 		"nominated", res.Nominated, "unschedulable", res.Unschedulable, "pricePerHour", plan.Price,
 		"lowerBound", plan.LowerBound, "duration", p.clock.Since(start).String())
 	return res, err
-}
-
-// validate returns the pod to plan for (with its volumes' topology as node affinity) or why it
-// cannot be planned for.
-func (p *Provisioner) validate(ctx context.Context, pod *corev1.Pod, pools map[string]*apisv1.NodePool) (*corev1.Pod, error) {
-	if name, ok := pod.Spec.NodeSelector[apisv1.NodePoolLabelKey]; ok {
-		if _, exists := pools[name]; !exists {
-			return nil, fmt.Errorf("it selects nodepool %q, which does not exist", name)
-		}
-	}
-	terms, err := volumeTopology(ctx, p.kube, pod)
-	if err != nil {
-		return nil, err
-	}
-	if len(terms) > 0 {
-		return withVolumeTopology(pod, terms), nil
-	}
-	return pod, nil
-}
-
-// snapshot gathers the solver's view of the cluster: the NodePools with their instance types
-// (offerings that recently failed marked unavailable), the nodes and claims in flight, the
-// DaemonSets and namespace labels.
-func (p *Provisioner) snapshot(ctx context.Context, pools map[string]*apisv1.NodePool) (*solver.Snapshot, error) {
-	snap := &solver.Snapshot{DaemonSets: p.cluster.DaemonSets(), NamespaceLabels: p.cluster.NamespaceLabels()}
-	types := map[string]map[string]*catalog.InstanceType{}
-	var errs []error
-	for _, np := range p.cluster.NodePools() {
-		if pools[np.Name] == nil {
-			continue
-		}
-		its, err := p.cloud.GetInstanceTypes(ctx, np)
-		if err != nil {
-			if cloudprovider.IsNodeClassNotReady(err) {
-				p.recorder.Eventf(np, corev1.EventTypeWarning, EventNodeClassNotReady, "%v", err)
-			}
-			errs = append(errs, fmt.Errorf("nodepool %s: %w", np.Name, err))
-			continue
-		}
-		if p.filter != nil {
-			its = p.filter.Apply(its)
-		}
-		byName := make(map[string]*catalog.InstanceType, len(its))
-		for _, it := range its {
-			byName[it.Name] = it
-		}
-		types[np.Name] = byName
-		sp, err := snapshot.NodePool(np, its, p.cluster.Usage(np.Name))
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		snap.NodePools = append(snap.NodePools, sp)
-	}
-	nodes, err := p.cluster.SolverNodes(func(pool, name string) (*catalog.InstanceType, bool) {
-		it, ok := types[pool][name]
-		return it, ok
-	})
-	if err != nil {
-		errs = append(errs, err)
-	}
-	snap.Nodes = nodes
-	return snap, errors.Join(errs...)
 }
 
 // createClaims creates the plan's NodeClaims, a few at a time, adds each to the mirror at once

@@ -27,6 +27,10 @@ type LaunchRequest struct {
 	Requirements scheduling.Requirements
 	// Requests must fit in the instance type's allocatable resources.
 	Requests scheduling.Resources
+	// Avoid, when set, rules out the offerings it reports true for, as if they had no room:
+	// the caller's record of offerings that recently ran out of capacity or were interrupted.
+	// Reserved offerings are asked about too (with capacity type reserved).
+	Avoid func(cloudprovider.Offering) bool
 }
 
 // candidate is a compatible offering: type it, offering index o.
@@ -37,7 +41,7 @@ type candidate struct {
 
 // Launch starts an instance at now through the cheapest compatible offering with room (see the
 // package doc). Errors: the class is unknown (ErrUnknownClass), nothing is compatible
-// (ErrNoCompatibleOffering), or every compatible offering is full
+// (ErrNoCompatibleOffering), or every compatible offering is full or avoided
 // (*cloudprovider.InsufficientCapacityError).
 func (c *Cloud) Launch(req LaunchRequest, now time.Time) (Instance, error) {
 	c.catchUp(now)
@@ -56,6 +60,9 @@ func (c *Cloud) Launch(req LaunchRequest, now time.Time) (Instance, error) {
 	}
 	for _, cand := range cands {
 		off := &cand.it.Offerings[cand.o]
+		if req.Avoid != nil && req.Avoid(cloudprovider.Offering{InstanceType: cand.it.Name, Zone: off.Zone, CapacityType: off.CapacityType}) {
+			continue
+		}
 		if !cls.hasRoom(cand.it, off, cls.poolsOf[off], now) {
 			continue
 		}

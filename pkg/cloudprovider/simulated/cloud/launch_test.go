@@ -267,3 +267,23 @@ func TestRemoveUndoesALaunch(t *testing.T) {
 	}
 	launch(t, c, t0, only...)
 }
+
+func TestLaunchAvoidsOfferings(t *testing.T) {
+	c := newTestCloud(t, testConfig(t))
+	avoided := map[cloudprovider.Offering]bool{{InstanceType: "m.small", Zone: "test-1a", CapacityType: "spot"}: true}
+	avoid := func(o cloudprovider.Offering) bool { return avoided[o] }
+	spot := reqs(types("m.small"), capacityTypes("spot"))
+	inst, err := c.Launch(LaunchRequest{Class: "default", Requirements: spot, Avoid: avoid}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := offeringOf(inst); got != "m.small/test-1b/spot/" {
+		t.Errorf("with m.small/test-1a/spot avoided, launched %s, want the next cheapest m.small/test-1b/spot", got)
+	}
+	avoided[cloudprovider.Offering{InstanceType: "m.small", Zone: "test-1b", CapacityType: "spot"}] = true
+	_, err = c.Launch(LaunchRequest{Class: "default", Requirements: spot, Avoid: avoid}, t0)
+	var ice *cloudprovider.InsufficientCapacityError
+	if !errors.As(err, &ice) || fmt.Sprint(ice.Offerings) != "[m.small/test-1a/spot m.small/test-1b/spot]" {
+		t.Errorf("every compatible offering avoided: got %v, want insufficient capacity naming both", err)
+	}
+}

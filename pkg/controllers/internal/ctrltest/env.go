@@ -66,6 +66,9 @@ type Options struct {
 	Termination termination.Options
 	GC          garbagecollection.Options
 	Status      status.Options
+	// Setup, when set, adds more to the manager (another controller under test) before it
+	// starts; m has the provider and the unavailable-offerings cache.
+	Setup func(mgr manager.Manager, m *Manager) error
 }
 
 // FastOptions are short delays for tests: launch retries from 100ms, drains polled every
@@ -106,14 +109,14 @@ func (e *Env) StartManager(t *testing.T, opts Options) *Manager {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := simulated.New(simulated.Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()})
+	unavailable := cloudprovider.NewUnavailableOfferings(nil)
+	p, err := simulated.New(simulated.Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Unavailable: unavailable})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := p.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
-	unavailable := cloudprovider.NewUnavailableOfferings(nil)
 	if err := lifecycle.Register(mgr, lifecycle.Deps{CloudProvider: p, UnavailableOfferings: unavailable}, opts.Lifecycle); err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +129,12 @@ func (e *Env) StartManager(t *testing.T, opts Options) *Manager {
 	if err := status.Register(mgr, status.Deps{CloudProvider: p}, opts.Status); err != nil {
 		t.Fatal(err)
 	}
+	m := &Manager{Provider: p, Unavailable: unavailable}
+	if opts.Setup != nil {
+		if err := opts.Setup(mgr, m); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if os.Getenv("TENON_TEST_LOGS") != "" {
 		ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr)))
 	}
@@ -133,7 +142,6 @@ func (e *Env) StartManager(t *testing.T, opts Options) *Manager {
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	stopped := false
-	m := &Manager{Provider: p, Unavailable: unavailable}
 	m.stop = func() {
 		if stopped {
 			return

@@ -11,6 +11,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
@@ -29,6 +30,8 @@ func TestOnControlPlane(t *testing.T) {
 	t.Run("parallel", func(t *testing.T) {
 		t.Run("TerminationGracePeriod", func(t *testing.T) { t.Parallel(); testGracePeriod(t, e) })
 		t.Run("NodeDeletion", func(t *testing.T) { t.Parallel(); testNodeDeletion(t, e) })
+		t.Run("EarlierAnnotatedTime", func(t *testing.T) { t.Parallel(); testEarlierAnnotatedTime(t, e) })
+		t.Run("EarlierGracePeriod", func(t *testing.T) { t.Parallel(); testEarlierGracePeriod(t, e) })
 	})
 	t.Run("DrainAcrossRestart", func(t *testing.T) { testDrain(t, e, m, opts) })
 }
@@ -164,6 +167,68 @@ func testNodeDeletion(t *testing.T, e *ctrltest.Env) {
 		t.Fatal(err)
 	}
 	e.WaitEvent(t, claim.Name, termination.ReasonNodeDeleted)
+	e.WaitGone(t, "", claim.Name, &apisv1.NodeClaim{})
+	e.WaitGone(t, "", node, &corev1.Node{})
+}
+
+// A termination time annotated before the deletion (as the interruption controller does with
+// a notice's deadline) wins over a later terminationGracePeriod: the drain ends by it.
+func testEarlierAnnotatedTime(t *testing.T, e *ctrltest.Env) {
+	ctx := context.Background()
+	claim, node := ready(t, e, "annotated-1", func(c *apisv1.NodeClaim) { c.Spec.TerminationGracePeriod = ctrltest.Dur("1h") })
+	e.Namespace(t, "annotated")
+	held := ctrltest.NewPod("annotated", "annotated-held", node)
+	held.Annotations = map[string]string{apisv1.DoNotDisruptAnnotationKey: "true"}
+	e.Create(t, held)
+	e.PodRunning(t, "annotated", "annotated-held", node)
+
+	by := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339)
+	orig := claim.DeepCopy()
+	claim.Annotations[apisv1.NodeTerminationTimestampAnnotationKey] = by
+	if err := e.Client.Patch(ctx, claim, client.MergeFrom(orig)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Client.Delete(ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	ev := e.WaitEvent(t, "annotated-held", termination.ReasonDeleted)
+	at, _ := time.Parse(time.RFC3339, by)
+	// The pod's 1s grace period starts 1s before the termination time; event times have
+	// whole seconds.
+	if earliest := at.Add(-2 * time.Second); ev.FirstTimestamp.Time.Before(earliest) {
+		t.Errorf("the do-not-disrupt pod was deleted at %v, before %v", ev.FirstTimestamp.Time, earliest)
+	}
+	if c := e.Claim(t, claim.Name); c != nil && c.Annotations[apisv1.NodeTerminationTimestampAnnotationKey] != by {
+		t.Errorf("the termination time became %q, want the earlier annotated %q", c.Annotations[apisv1.NodeTerminationTimestampAnnotationKey], by)
+	}
+	e.WaitGone(t, "", claim.Name, &apisv1.NodeClaim{})
+	e.WaitGone(t, "", node, &corev1.Node{})
+}
+
+// A terminationGracePeriod that ends before an annotated termination time wins: the
+// annotation is moved to the earlier time.
+func testEarlierGracePeriod(t *testing.T, e *ctrltest.Env) {
+	ctx := context.Background()
+	claim, node := ready(t, e, "graceful-1", func(c *apisv1.NodeClaim) {
+		c.Spec.TerminationGracePeriod = ctrltest.Dur("3s")
+		c.Annotations = map[string]string{apisv1.NodeTerminationTimestampAnnotationKey: time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}
+	})
+	e.Namespace(t, "graceful")
+	held := ctrltest.NewPod("graceful", "graceful-held", node)
+	held.Annotations = map[string]string{apisv1.DoNotDisruptAnnotationKey: "true"}
+	e.Create(t, held)
+	e.PodRunning(t, "graceful", "graceful-held", node)
+	if err := e.Client.Delete(ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	ctrltest.Eventually(t, "the termination time is the deletion plus the grace period", func() (bool, string) {
+		c := e.Claim(t, claim.Name)
+		if c == nil {
+			return false, "gone before the annotation was seen"
+		}
+		v := c.Annotations[apisv1.NodeTerminationTimestampAnnotationKey]
+		return v == c.DeletionTimestamp.Add(3*time.Second).UTC().Format(time.RFC3339), v
+	})
 	e.WaitGone(t, "", claim.Name, &apisv1.NodeClaim{})
 	e.WaitGone(t, "", node, &corev1.Node{})
 }

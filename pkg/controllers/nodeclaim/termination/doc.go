@@ -6,7 +6,10 @@
 // carries on where the last one stopped:
 //
 //  1. With spec.terminationGracePeriod set, the claim is annotated
-//     karpenter.sh/node-termination-time with its deletion timestamp plus that period.
+//     karpenter.sh/node-termination-time with its deletion timestamp plus that period, unless
+//     the annotation is there already with an earlier time. Another controller may set the
+//     annotation before it deletes a claim (the interruption controller sets a notice's
+//     deadline): the termination time is the earlier of the two.
 //  2. The Node (found by provider ID) is tainted karpenter.sh/disrupted:NoSchedule and drained
 //     through the Eviction API (see PlanDrain): non-critical pods first, then critical ones;
 //     DaemonSet pods, static pods, finished pods and pods tolerating the disrupted taint stay.

@@ -91,24 +91,30 @@ func (c *Controller) finish(ctx context.Context, claim *apisv1.NodeClaim) error 
 	return nil
 }
 
-// deadline returns the claim's termination time (nil without a terminationGracePeriod) and
-// records it in the karpenter.sh/node-termination-time annotation. It is measured from the
-// deletion timestamp; an annotation already there is kept.
+// deadline returns the claim's termination time (nil when it has neither a
+// terminationGracePeriod nor the karpenter.sh/node-termination-time annotation) and records it
+// in that annotation. It is the earlier of the annotation already there (which another
+// controller may set before deleting the claim, such as the interruption controller with a
+// notice's deadline) and the deletion timestamp plus the terminationGracePeriod.
 func (c *Controller) deadline(claim *apisv1.NodeClaim) *time.Time {
+	var t *time.Time
 	if v, ok := claim.Annotations[apisv1.NodeTerminationTimestampAnnotationKey]; ok {
-		if t, err := time.Parse(time.RFC3339, v); err == nil {
-			return &t
+		if at, err := time.Parse(time.RFC3339, v); err == nil {
+			t = &at
 		}
 	}
 	if claim.Spec.TerminationGracePeriod == nil {
-		return nil
+		return t
 	}
-	t := claim.DeletionTimestamp.Add(claim.Spec.TerminationGracePeriod.Duration)
+	grace := claim.DeletionTimestamp.Add(claim.Spec.TerminationGracePeriod.Duration)
+	if t != nil && !grace.Before(*t) {
+		return t
+	}
 	if claim.Annotations == nil {
 		claim.Annotations = map[string]string{}
 	}
-	claim.Annotations[apisv1.NodeTerminationTimestampAnnotationKey] = t.Format(time.RFC3339)
-	return &t
+	claim.Annotations[apisv1.NodeTerminationTimestampAnnotationKey] = grace.Format(time.RFC3339)
+	return &grace
 }
 
 // taint keeps new pods off the Node.

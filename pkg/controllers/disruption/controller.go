@@ -1,0 +1,352 @@
+package disruption
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/controllers/internal/solverinput"
+	"github.com/tenon-sh/tenon/pkg/disruption"
+)
+
+// Event reasons, on the candidates' Nodes and NodeClaims.
+const (
+	// EventLaunching: the command's replacements are being created.
+	EventLaunching = "DisruptionLaunching"
+	// EventWaitingReadiness: the replacements exist; the command waits for them to initialize.
+	EventWaitingReadiness = "DisruptionWaitingReadiness"
+	// EventTerminating: the candidates' NodeClaims are being deleted.
+	EventTerminating = "DisruptionTerminating"
+	// EventFailed (Warning): a step of the command failed and it was rolled back.
+	EventFailed = "DisruptionFailed"
+	// EventBlocked: a pass left the node alone for a reason its owner can act on (see
+	// blockingReasons).
+	EventBlocked = "DisruptionBlocked"
+	// EventTaintRemoved: at start-up, a karpenter.sh/disrupted taint no command owns was removed.
+	EventTaintRemoved = "DisruptionTaintRemoved"
+)
+
+// blockingReasons are the skip reasons recorded as DisruptionBlocked events: those that hold a
+// node back until someone changes something. Reasons that pass by themselves (consolidateAfter
+// running, a node not initialized or already leaving, the pass ending early) or that only
+// restate prices (not cheaper, under the savings floor) are left to metrics and `tenon explain`,
+// so that events stay worth reading.
+var blockingReasons = map[disruption.SkipReason]bool{
+	disruption.SkipDoNotDisruptNode: true,
+	disruption.SkipDoNotDisruptPod:  true,
+	disruption.SkipPDB:              true,
+	disruption.SkipNoNodePool:       true,
+	disruption.SkipBudget:           true,
+	disruption.SkipUnschedulable:    true,
+	disruption.SkipSpotToSpot:       true,
+	disruption.SkipReserved:         true,
+}
+
+// Controller runs disruption passes and executes their commands.
+type Controller struct {
+	deps    Deps
+	opts    Options
+	builder *Builder
+	log     logr.Logger
+
+	mu      sync.Mutex
+	cursor  string
+	running map[string]*execution // candidate node → the command it is in
+	held    map[string]time.Time  // node → until when it is left alone after a failure
+	wg      sync.WaitGroup
+}
+
+var _ manager.LeaderElectionRunnable = (*Controller)(nil)
+
+// New returns the controller.
+func New(deps Deps, opts Options) (*Controller, error) {
+	if err := deps.defaults(); err != nil {
+		return nil, err
+	}
+	opts.defaults()
+	src := &solverinput.Source{Cluster: deps.Cluster, Cloud: deps.Cloud, Filter: deps.Filter, Reader: deps.Reader, Schedulers: deps.Schedulers}
+	return &Controller{
+		deps: deps, opts: opts, log: deps.Log,
+		builder: newBuilder(src, deps.Clock, opts.DriftCheckInterval),
+		running: map[string]*execution{}, held: map[string]time.Time{},
+	}, nil
+}
+
+// Register adds the controller to mgr; Client, Reader and the logger default to the
+// manager's.
+func Register(mgr manager.Manager, deps Deps, opts Options) (*Controller, error) {
+	if deps.Client == nil {
+		deps.Client = mgr.GetClient()
+	}
+	if deps.Reader == nil {
+		deps.Reader = mgr.GetAPIReader()
+	}
+	if deps.Log.GetSink() == nil {
+		deps.Log = mgr.GetLogger().WithName("disruption")
+	}
+	c, err := New(deps, opts)
+	if err != nil {
+		return nil, err
+	}
+	return c, mgr.Add(c)
+}
+
+// NeedLeaderElection says that only the leader disrupts.
+func (c *Controller) NeedLeaderElection() bool { return true }
+
+// Start removes the disrupted taints a previous process left behind, then runs a pass every
+// PassInterval until ctx ends. Commands still running then stop where they are; the next
+// leader's start-up cleans up after them.
+func (c *Controller) Start(ctx context.Context) error {
+	if c.opts.Disabled {
+		<-ctx.Done()
+		return nil
+	}
+	defer c.wg.Wait()
+	for {
+		err := c.CleanupOrphanTaints(ctx)
+		if err == nil {
+			break
+		}
+		c.log.Error(err, "removing orphaned disrupted taints; trying again")
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-c.deps.Clock.After(time.Second):
+		}
+	}
+	tick := c.deps.Clock.NewTicker(c.opts.PassInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C():
+			c.Pass(ctx)
+		}
+	}
+}
+
+// PassResult describes one pass.
+type PassResult struct {
+	Start    time.Time
+	Duration time.Duration
+	// Decision is nil when the pass could not decide (Err says why).
+	Decision *disruption.Decision
+	Err      error
+	// Running is how many commands were running once the pass had queued its own.
+	Running int
+}
+
+// Pass runs one disruption pass: it reads a snapshot (nodes in running commands count as being
+// deleted, nodes backing off are left out), decides from where the last pass stopped, records
+// metrics and DisruptionBlocked events, and queues the commands, which then run on their own.
+func (c *Controller) Pass(ctx context.Context) PassResult {
+	start := c.deps.Clock.Now()
+	busy, held := c.busy(nil), c.heldNodes()
+	res := PassResult{Start: start}
+	view, err := c.builder.Build(ctx, BuildOptions{Busy: busy, Held: held})
+	if err != nil {
+		c.log.Info("some objects could not be read; deciding with the rest", "error", err.Error())
+	}
+	c.mu.Lock()
+	opts := c.opts.Decision
+	opts.Cursor = c.cursor
+	c.mu.Unlock()
+	dec, err := disruption.Decide(view.Snapshot, opts)
+	res.Duration = c.deps.Clock.Since(start)
+	if err != nil {
+		res.Err = fmt.Errorf("deciding: %w", err)
+		c.log.Error(err, "disruption pass failed")
+		PassDuration.WithLabelValues(OutcomeError).Observe(res.Duration.Seconds())
+		c.notifyPass(res)
+		return res
+	}
+	res.Decision = dec
+	c.mu.Lock()
+	c.cursor = dec.Cursor
+	c.mu.Unlock()
+	PassDuration.WithLabelValues(string(dec.Outcome)).Observe(res.Duration.Seconds())
+	c.recordDecision(view, dec, busy)
+	for _, cmd := range dec.Commands {
+		c.launch(ctx, cmd)
+	}
+	if len(dec.Commands) > 0 {
+		c.log.Info("disruption pass acted", "commands", len(dec.Commands), "skips", len(dec.Skips), "simulations", dec.Simulations,
+			"outcome", dec.Outcome, "duration", res.Duration.String())
+	}
+	res.Running = c.Running()
+	c.notifyPass(res)
+	return res
+}
+
+func (c *Controller) notifyPass(res PassResult) {
+	if c.opts.OnPass != nil {
+		c.opts.OnPass(res)
+	}
+}
+
+// recordDecision sets the pass metrics and records DisruptionBlocked events.
+func (c *Controller) recordDecision(view *View, dec *disruption.Decision, busy map[string]bool) {
+	Candidates.Reset()
+	for _, m := range []disruption.Method{disruption.MethodEmptiness, disruption.MethodDrift, disruption.MethodExpiration, disruption.MethodConsolidation} {
+		Candidates.WithLabelValues(string(m)).Set(0)
+	}
+	for _, cmd := range dec.Commands {
+		Candidates.WithLabelValues(string(cmd.Method)).Add(float64(len(cmd.Candidates)))
+	}
+	Skips.Reset()
+	for _, s := range dec.Skips {
+		reason := s.Reason
+		if busy[s.Node] {
+			reason = disruption.SkipInCommand
+		}
+		Skips.WithLabelValues(string(reason)).Inc()
+		if !blockingReasons[reason] {
+			continue
+		}
+		if node := view.Nodes[s.Node]; node != nil {
+			c.deps.Recorder.Eventf(node, corev1.EventTypeNormal, EventBlocked, "Cannot disrupt Node: %s (%s)", s.Message, reason)
+		}
+	}
+}
+
+// Running returns how many commands are running.
+func (c *Controller) Running() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	seen := map[*execution]bool{}
+	for _, ex := range c.running {
+		seen[ex] = true
+	}
+	return len(seen)
+}
+
+// busy returns the nodes in running commands, except those of ex.
+func (c *Controller) busy(except *execution) map[string]bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]bool{}
+	for n, ex := range c.running {
+		if ex != except {
+			out[n] = true
+		}
+	}
+	return out
+}
+
+// heldNodes returns the nodes backing off after a failed command, with why, forgetting the
+// holds that ran out.
+func (c *Controller) heldNodes() map[string]string {
+	now := c.deps.Clock.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]string{}
+	for n, until := range c.held {
+		if !now.Before(until) {
+			delete(c.held, n)
+			continue
+		}
+		out[n] = fmt.Sprintf("a disruption command on it failed; it is left alone until %s", until.UTC().Format(time.RFC3339))
+	}
+	return out
+}
+
+// CleanupOrphanTaints removes the karpenter.sh/disrupted taint from every Node that no running
+// command owns, whose NodeClaim exists and is not being deleted, that is not being deleted
+// itself, and that no controller of this process marked for deletion: such a taint was left by
+// a command that a stopped process never finished. A node being terminated keeps its taint (the
+// termination drains it).
+func (c *Controller) CleanupOrphanTaints(ctx context.Context) error {
+	var nodes corev1.NodeList
+	if err := c.deps.Client.List(ctx, &nodes); err != nil {
+		return fmt.Errorf("listing nodes: %w", err)
+	}
+	var claims apisv1.NodeClaimList
+	if err := c.deps.Client.List(ctx, &claims); err != nil {
+		return fmt.Errorf("listing nodeclaims: %w", err)
+	}
+	byProviderID := map[string]*apisv1.NodeClaim{}
+	for i := range claims.Items {
+		if id := claims.Items[i].Status.ProviderID; id != "" {
+			byProviderID[id] = &claims.Items[i]
+		}
+	}
+	busy := c.busy(nil)
+	var removed []string
+	for i := range nodes.Items {
+		node := &nodes.Items[i]
+		if !HasDisruptedTaint(node) || busy[node.Name] || node.DeletionTimestamp != nil || c.deps.Cluster.IsMarkedForDeletion(node.Name) {
+			continue
+		}
+		nc := byProviderID[node.Spec.ProviderID]
+		if nc == nil || nc.DeletionTimestamp != nil || c.deps.Cluster.IsMarkedForDeletion(nc.Name) {
+			continue
+		}
+		if err := c.untaint(ctx, node.Name); err != nil {
+			return err
+		}
+		removed = append(removed, node.Name)
+		c.deps.Recorder.Event(node, corev1.EventTypeNormal, EventTaintRemoved,
+			"Removed the karpenter.sh/disrupted taint that an unfinished disruption command left")
+	}
+	if len(removed) > 0 {
+		slices.Sort(removed)
+		c.log.Info("removed orphaned disrupted taints", "nodes", removed)
+	}
+	return nil
+}
+
+// launch queues a command: its candidates are busy until it ends.
+func (c *Controller) launch(ctx context.Context, cmd disruption.Command) {
+	ex := &execution{cmd: cmd, decided: c.deps.Clock.Now()}
+	c.mu.Lock()
+	for _, n := range cmd.Candidates {
+		if c.running[n] != nil {
+			c.mu.Unlock()
+			c.log.Info("a node of a new command is in a running command; dropping the new one", "node", n)
+			return
+		}
+	}
+	for _, n := range cmd.Candidates {
+		c.running[n] = ex
+	}
+	c.wg.Add(1)
+	c.mu.Unlock()
+	go c.run(ctx, ex)
+}
+
+// finish ends a command: its nodes are free again (held for a while after a failure).
+func (c *Controller) finish(ex *execution, res CommandResult) {
+	now := c.deps.Clock.Now()
+	c.mu.Lock()
+	for _, n := range ex.cmd.Candidates {
+		if c.running[n] == ex {
+			delete(c.running, n)
+		}
+		if res.Result == ResultFailed {
+			c.held[n] = now.Add(c.opts.FailureBackoff)
+		}
+	}
+	c.mu.Unlock()
+	res.End = now
+	CommandsTotal.WithLabelValues(string(res.Command.Method), string(res.Command.Action), res.Result).Inc()
+	if c.opts.OnCommand != nil {
+		c.opts.OnCommand(res)
+	}
+	c.wg.Done()
+}
+
+// candidatesOf lists a command's nodes with their claims, sorted, for logs.
+func candidatesOf(ex *execution) []string {
+	out := slices.Clone(ex.cmd.Candidates)
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,187 @@
+package disruption_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	disruptionctrl "github.com/tenon-sh/tenon/pkg/controllers/disruption"
+	"github.com/tenon-sh/tenon/pkg/controllers/internal/ctrltest"
+	"github.com/tenon-sh/tenon/pkg/events"
+	"github.com/tenon-sh/tenon/pkg/state"
+)
+
+// TestOnControlPlane runs the controller against a real control plane with the simulated
+// cloud and tenon's NodeClaim controllers.
+func TestOnControlPlane(t *testing.T) {
+	e := ctrltest.Start(t)
+	t.Run("RollbackWhenReplacementNeverInitializes", func(t *testing.T) { testRollback(t, e) })
+	t.Run("CleanupOrphanTaints", func(t *testing.T) { testCleanupOrphanTaints(t, e) })
+}
+
+// pool is a nodepool of m5 on-demand nodes that only drift disrupts.
+func pool(name, class string) *apisv1.NodePool {
+	np := &apisv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	np.Spec.Template.Spec.NodeClassRef = ctrltest.NodeClassRef(class)
+	np.Spec.Template.Spec.Requirements = []apisv1.NodeSelectorRequirementWithMinValues{
+		ctrltest.Req(apisv1.LabelInstanceFamily, corev1.NodeSelectorOpIn, "m5"),
+		ctrltest.Req(apisv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, apisv1.CapacityTypeOnDemand),
+	}
+	np.Spec.Disruption.ConsolidateAfter = apisv1.NillableDuration{} // Never
+	np.Spec.Disruption.Budgets = []apisv1.Budget{{Nodes: "100%"}}
+	return np
+}
+
+// claimOf creates an initialized m5.large NodeClaim of the nodepool, stamped with its hash, and
+// returns its node's name.
+func claimOf(t *testing.T, e *ctrltest.Env, np *apisv1.NodePool, name string) (string, *apisv1.NodeClaim) {
+	t.Helper()
+	stored := &apisv1.NodePool{}
+	e.Get(t, "", np.Name, stored)
+	nc := ctrltest.NewClaim(name, np.Name, np.Spec.Template.Spec.NodeClassRef.Name,
+		ctrltest.Req(apisv1.LabelInstanceType, corev1.NodeSelectorOpIn, "m5.large"),
+		ctrltest.Req(apisv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, apisv1.CapacityTypeOnDemand))
+	nc.Labels[apisv1.LabelInstanceFamily] = "m5"
+	nc.Annotations = map[string]string{apisv1.NodePoolHashAnnotationKey: stored.Hash(), apisv1.NodePoolHashVersionAnnotationKey: apisv1.NodePoolHashVersion}
+	e.Create(t, nc)
+	nc = e.WaitCondition(t, name, apisv1.ConditionTypeInitialized)
+	return nc.Status.NodeName, nc
+}
+
+// runController starts a manager with the NodeClaim controllers and the disruption controller.
+func runController(t *testing.T, e *ctrltest.Env, opts disruptionctrl.Options) (*ctrltest.Manager, *state.Cluster) {
+	t.Helper()
+	cluster := state.NewCluster(clock.RealClock{})
+	mopts := ctrltest.FastOptions()
+	mopts.Setup = func(mgr manager.Manager, m *ctrltest.Manager) error {
+		if err := cluster.Register(context.Background(), mgr.GetCache()); err != nil {
+			return err
+		}
+		_, err := disruptionctrl.Register(mgr, disruptionctrl.Deps{
+			Cluster: cluster, Cloud: m.Provider, Filter: m.Unavailable,
+			Recorder: events.New(mgr.GetEventRecorderFor("tenon"), events.Options{}), //nolint:staticcheck // the provisioner records through the same API
+		}, opts)
+		return err
+	}
+	return e.StartManager(t, mopts), cluster
+}
+
+// A drift replacement that never initializes is rolled back: it is deleted, the candidate is
+// untainted and unmarked, and then left alone for the failure backoff.
+func testRollback(t *testing.T, e *ctrltest.Env) {
+	ctx := context.Background()
+	e.NodeClass(t, "rollback", ctrltest.FastSpec())
+	np := pool("rollback", "rollback")
+	e.Create(t, np)
+	results := make(chan disruptionctrl.CommandResult, 16)
+	_, cluster := runController(t, e, disruptionctrl.Options{
+		PassInterval: 300 * time.Millisecond, ValidationDelay: 200 * time.Millisecond,
+		ReplacementTimeout: 3 * time.Second, FailureBackoff: time.Hour,
+		OnCommand: func(r disruptionctrl.CommandResult) { results <- r },
+	})
+	node, claim := claimOf(t, e, np, "rollback-a")
+	e.Namespace(t, "rollback")
+	pod := ctrltest.NewPod("rollback", "app", node)
+	pod.Spec.NodeSelector = map[string]string{apisv1.NodePoolLabelKey: np.Name} // movable to any node of the pool
+	e.Create(t, pod)
+	e.PodRunning(t, "rollback", "app", node)
+
+	// The template gains a startup taint nothing removes: every node drifts, and a replacement
+	// never initializes.
+	stored := &apisv1.NodePool{}
+	e.Get(t, "", np.Name, stored)
+	orig := stored.DeepCopy()
+	stored.Spec.Template.Spec.StartupTaints = []corev1.Taint{{Key: "example.com/never", Effect: corev1.TaintEffectNoSchedule}}
+	if err := e.Client.Patch(ctx, stored, client.MergeFrom(orig)); err != nil {
+		t.Fatal(err)
+	}
+
+	var res disruptionctrl.CommandResult
+	select {
+	case res = <-results:
+	case <-time.After(ctrltest.Timeout):
+		t.Fatal("no command ended")
+	}
+	if res.Result != disruptionctrl.ResultFailed || len(res.Replacements) != 1 || res.Command.Candidates[0] != node ||
+		!strings.Contains(fmt.Sprint(res.Err), "did not initialize") {
+		t.Fatalf("want a failed drift replacement of %s that timed out, got %s %v replacements %v: %v",
+			node, res.Result, res.Command.Candidates, res.Replacements, res.Err)
+	}
+	replacement := res.Replacements[0]
+	e.WaitGone(t, "", replacement, &apisv1.NodeClaim{})
+	if n := e.Node(t, node); n == nil || disruptionctrl.HasDisruptedTaint(n) {
+		t.Errorf("the candidate must be back in service, untainted: %+v", n)
+	}
+	if c := e.Claim(t, claim.Name); c == nil || c.DeletionTimestamp != nil {
+		t.Errorf("the candidate's claim must not be deleted: %+v", c)
+	}
+	if cluster.IsMarkedForDeletion(node) || cluster.IsMarkedForDeletion(claim.Name) {
+		t.Error("the candidate is still marked for deletion")
+	}
+	e.WaitEvent(t, node, disruptionctrl.EventFailed)
+	// Backing off: no command touches the node again.
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case r := <-results:
+			t.Fatalf("a command ran during the backoff: %s on %v", r.Result, r.Command.Candidates)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if n := e.Node(t, node); n == nil || disruptionctrl.HasDisruptedTaint(n) {
+			t.Fatal("the node was disrupted during the backoff")
+		}
+	}
+}
+
+// At start-up the taints no command owns are removed, except from nodes on their way out.
+func testCleanupOrphanTaints(t *testing.T, e *ctrltest.Env) {
+	ctx := context.Background()
+	e.NodeClass(t, "orphans", ctrltest.FastSpec())
+	np := pool("orphans", "orphans")
+	e.Create(t, np)
+	m, _ := runController(t, e, disruptionctrl.Options{Disabled: true})
+	orphan, _ := claimOf(t, e, np, "orphans-a")
+	leaving, leavingClaim := claimOf(t, e, np, "orphans-b")
+	marked, markedClaim := claimOf(t, e, np, "orphans-c")
+	m.Stop() // nothing else acts on the nodes from here on
+
+	foreign := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "orphans-foreign"}, Spec: corev1.NodeSpec{ProviderID: "aws:///us-east-1a/i-0"},
+		Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}
+	e.Create(t, foreign)
+	for _, name := range []string{orphan, leaving, marked, foreign.Name} {
+		n := e.Node(t, name)
+		orig := n.DeepCopy()
+		n.Spec.Taints = append(n.Spec.Taints, apisv1.DisruptedNoScheduleTaint)
+		if err := e.Client.Patch(ctx, n, client.MergeFrom(orig)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Client.Delete(ctx, leavingClaim); err != nil { // held by its termination finalizer
+		t.Fatal(err)
+	}
+	cluster := state.NewCluster(clock.RealClock{})
+	cluster.MarkForDeletion(markedClaim.Name)
+	c, err := disruptionctrl.New(disruptionctrl.Deps{Client: e.Client, Cluster: cluster, Cloud: m.Provider, Recorder: record.NewFakeRecorder(10)}, disruptionctrl.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CleanupOrphanTaints(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{orphan: false, leaving: true, marked: true, foreign.Name: true} {
+		if got := disruptionctrl.HasDisruptedTaint(e.Node(t, name)); got != want {
+			t.Errorf("node %s tainted %v after the cleanup, want %v", name, got, want)
+		}
+	}
+}
