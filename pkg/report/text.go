@@ -1,0 +1,60 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/tenon-sh/tenon/pkg/sim"
+)
+
+// WriteSummary writes the terminal summary: the input, one line per policy with its cost
+// against the bound and its main figures, the bound, and what was skipped or assumed.
+func WriteSummary(w io.Writer, rep *sim.Report) error {
+	in := rep.Input
+	fmt.Fprintf(w, "%s: %s jobs (%s pods) over %s; seed %d; %d policies in %.1fs\n\n",
+		in.Source, thousands(int64(in.Jobs)), thousands(int64(in.Pods)), span(in.SpanHours), rep.Settings.Seed, len(rep.Policies), rep.WallSeconds)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "policy\tcost\tvs bound\tpending p50/p99\tnodes\tdisrupted\tevicted\tevicted/$ saved\tstranded GPU-h\talloc/prov cpu mem gpu\tnever ran")
+	for _, p := range rep.Policies {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s / %s\t%s\t%s\t%s\t%s\t%s\t%s %s %s\t%s\n",
+			p.Policy, dollars(p.CostUSD), ratio(p.CostUSD, boundCost(rep)),
+			seconds(p.PendingP50Seconds), seconds(p.PendingP99Seconds),
+			thousands(int64(p.NodesLaunched)), thousands(int64(p.DisruptedTotal())), thousands(int64(p.PodsEvicted)), perDollar(p),
+			thousands(int64(p.StrandedGPUHours)), pct(p.Utilisation.CPU), pct(p.Utilisation.Memory), pct(p.Utilisation.GPU),
+			thousands(int64(p.PodsNeverStarted)))
+	}
+	if rep.Bound != nil {
+		fmt.Fprintf(tw, "bound\t%s\t1.000×\t\t\t\t\t\t\t\t\n", dollars(rep.Bound.CostUSD))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if rep.Bound != nil && rep.Bound.UnplaceablePods > 0 {
+		fmt.Fprintf(w, "\n%s pods fit no instance type of any NodePool: no policy can run them and the bound leaves them out\n", thousands(int64(rep.Bound.UnplaceablePods)))
+	}
+	for _, p := range rep.Policies {
+		if p.PodsNeverStarted > 0 {
+			fmt.Fprintf(w, "%s: %s pods never ran (limits, or no instance type holds them): its cost is not comparable with the bound\n", p.Policy, thousands(int64(p.PodsNeverStarted)))
+		}
+	}
+	if len(in.Skipped) > 0 {
+		fmt.Fprintln(w, "\nskipped rows:")
+		for _, s := range in.Skipped {
+			fmt.Fprintf(w, "  %s: %s (first on line %d: %s)\n", s.Reason, thousands(int64(s.Count)), s.FirstLine, s.Example)
+		}
+	}
+	fmt.Fprintln(w, "\nassumptions:")
+	for _, a := range rep.Assumptions {
+		fmt.Fprintf(w, "  - %s\n", strings.TrimSpace(a))
+	}
+	return nil
+}
+
+func boundCost(rep *sim.Report) float64 {
+	if rep.Bound == nil {
+		return 0
+	}
+	return rep.Bound.CostUSD
+}

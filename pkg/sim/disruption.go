@@ -1,0 +1,147 @@
+package sim
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/disruption"
+	"github.com/tenon-sh/tenon/pkg/solver"
+)
+
+// Where the tenon policy's disruption decisions come from (Options.TenonDisruption).
+const (
+	// DisruptionInterim is the simulator's own implementation of tenon's methods
+	// (tenonDisrupter): fast enough for a 100-day trace.
+	DisruptionInterim = "interim"
+	// DisruptionPackage is pkg/disruption, the code the controller runs, driven pass by pass
+	// over a full snapshot of the simulated cluster (every node with its pods).
+	DisruptionPackage = "package"
+)
+
+// ReasonDrifted is the reason of pkg/disruption's drift commands.
+const ReasonDrifted Reason = "Drifted"
+
+// packageDisrupter runs pkg/disruption.Decide at every pass and carries out its commands.
+type packageDisrupter struct {
+	t      *tenon
+	cursor string
+	gate   quietGate
+}
+
+// Pass builds the snapshot pkg/disruption reads and maps its commands back.
+func (d *packageDisrupter) Pass(now time.Time, v *View) ([]Command, time.Time) {
+	if d.gate.skip(now, v) {
+		return nil, d.gate.wake
+	}
+	cmds, wake := d.pass(now, v)
+	d.gate.record(v, cmds, wake)
+	return cmds, wake
+}
+
+func (d *packageDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
+	env := v.Env()
+	all := make([]int, len(env.Workload.Shapes))
+	for i := range all {
+		all[i] = i
+	}
+	snap := &solver.Snapshot{DaemonSets: env.Workload.DaemonSets}
+	pools := map[string]*apisv1.NodePool{}
+	for _, p := range env.Pools {
+		sp := p.Solver
+		sp.InstanceTypes = d.t.types(v, p, all)
+		sp.Usage, sp.Nodes = v.Usage(p.Index)
+		snap.NodePools = append(snap.NodePools, sp)
+		pools[p.Name] = p.NodePool
+	}
+	for _, id := range v.Pending() {
+		snap.Pods = append(snap.Pods, v.APIPod(id))
+	}
+	byName := map[string]*Node{}
+	var nodes []disruption.Node
+	for _, n := range v.Nodes() {
+		p := env.Pools[n.Pool]
+		sn := solver.Node{
+			Name: n.Name, NodePool: p.Name, Labels: n.snapLbls, Taints: p.Taints,
+			Allocatable: n.Alloc.Add(n.daemons), Pods: make([]*corev1.Pod, 0, len(n.Pods)),
+			Initialized: n.State == NodeReady, InFlight: n.State == NodeLaunching, MarkedForDeletion: n.Disrupting, Price: n.Price,
+		}
+		for _, id := range n.Pods {
+			sn.Pods = append(sn.Pods, v.APIPod(id))
+		}
+		snap.Nodes = append(snap.Nodes, sn)
+		dn := disruption.Node{
+			Name: n.Name, NodeClaim: n.Name, NodePool: p.Name, InstanceType: n.Type.Name, Zone: n.Offering.Zone,
+			CapacityType: n.Offering.CapacityType, ReservationID: n.Offering.ReservationID, Price: n.Price,
+			CreatedAt: now.Add(n.Launched - v.Now()), Initialized: n.State == NodeReady, Deleting: n.Disrupting,
+			NotReady: n.State != NodeReady, LastPodEvent: now.Add(n.LastChange - v.Now()),
+		}
+		if p.ExpireAfter >= 0 {
+			dn.ExpireAt = dn.CreatedAt.Add(p.ExpireAfter)
+		}
+		nodes = append(nodes, dn)
+		byName[n.Name] = n
+	}
+	v.CountSolve()
+	dec, err := disruption.Decide(&disruption.Snapshot{Solver: snap, NodePools: pools, Nodes: nodes, Now: now}, disruption.Options{Cursor: d.cursor})
+	wake := nextWake(v)
+	if err != nil {
+		return nil, wake
+	}
+	d.cursor = dec.Cursor
+	var out []Command
+	for _, c := range dec.Commands {
+		cmd := Command{Savings: c.Savings}
+		allSpot := true
+		for _, name := range c.Candidates {
+			if n, ok := byName[name]; ok {
+				cmd.Nodes = append(cmd.Nodes, n.ID)
+				allSpot = allSpot && n.Offering.CapacityType == apisv1.CapacityTypeSpot
+			}
+		}
+		spotRepl := len(c.Replacements) > 0
+		for _, cl := range c.Replacements {
+			cmd.Replacements = append(cmd.Replacements, Launch{Pool: d.t.poolIndex(cl.NodePool), Type: cl.InstanceType, Offering: cl.Offering, Options: cl.NodeClaimRequirements()})
+			spotRepl = spotRepl && cl.Offering.CapacityType == apisv1.CapacityTypeSpot
+		}
+		switch {
+		case c.Method == disruption.MethodEmptiness:
+			cmd.Reason = ReasonEmpty
+		case c.Method == disruption.MethodExpiration:
+			cmd.Reason = ReasonExpired
+		case c.Method == disruption.MethodDrift:
+			cmd.Reason = ReasonDrifted
+		case allSpot && spotRepl:
+			cmd.Reason = ReasonSpotToSpot
+		default:
+			cmd.Reason = ReasonUnderutilized
+		}
+		if len(cmd.Nodes) > 0 {
+			out = append(out, cmd)
+		}
+	}
+	return out, wake
+}
+
+// nextWake is the earliest time after now a node becomes quiet for its pool's
+// consolidateAfter or reaches its expireAfter (zero: none).
+func nextWake(v *View) time.Time {
+	t := v.Now()
+	var wake time.Duration = -1
+	consider := func(at time.Duration) {
+		if at > t && (wake < 0 || at < wake) {
+			wake = at
+		}
+	}
+	for _, n := range v.Nodes() {
+		p := v.Env().Pools[n.Pool]
+		if p.ConsolidateAfter >= 0 {
+			consider(n.LastChange + p.ConsolidateAfter)
+		}
+		if p.ExpireAfter >= 0 {
+			consider(n.Launched + p.ExpireAfter)
+		}
+	}
+	return wakeTime(v.r.wall(t), t, wake)
+}

@@ -1,0 +1,294 @@
+package sim
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/cloud"
+	"github.com/tenon-sh/tenon/pkg/manifest"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+	"github.com/tenon-sh/tenon/pkg/snapshot"
+	"github.com/tenon-sh/tenon/pkg/solver"
+)
+
+// Env is what every policy of a simulation shares, read-only: the NodePools with the instance
+// types their NodeClasses sell, each class's cloud configuration, and the workload.
+type Env struct {
+	Pools    []*Pool
+	Classes  map[string]cloud.ClassConfig
+	Workload *Workload
+	// Start is the wall-clock time virtual time 0 stands for (budget schedules read it).
+	Start time.Time
+	// Notes are facts about the setup worth a line in the report (static NodePools left out).
+	Notes []string
+
+	// keys are the node label keys some pod, DaemonSet or pool requirement reads: nodes carry
+	// only these (and the well-known ones) into the solver's snapshots.
+	keys map[string]bool
+	// topology is set when some shape is not Simple: solver snapshots then carry running pods.
+	topology bool
+	// dynamic is set when some class limits capacity (capacity pools, reservations): what the
+	// cloud sells then changes as instances come and go.
+	dynamic bool
+}
+
+// Pool is a NodePool as the simulation uses it.
+type Pool struct {
+	Index    int
+	Name     string
+	NodePool *apisv1.NodePool
+	// Class names the cloud class (SimNodeClass) the pool launches through.
+	Class string
+	// Solver is the pool as the solver takes it; its InstanceTypes are Types, and its usage is
+	// filled in per snapshot.
+	Solver solver.NodePool
+	// Reqs are the template's requirements with the nodepool label and template labels
+	// folded in; Taints the taints of its nodes.
+	Reqs   scheduling.Requirements
+	Taints []corev1.Taint
+	Labels map[string]string
+	// Types are the instance types the pool's class sells that its requirements allow, each
+	// with at least one offering the requirements allow (the types an empty cloud would sell).
+	Types []*catalog.InstanceType
+	// ConsolidateAfter and ExpireAfter are negative for Never.
+	ConsolidateAfter time.Duration
+	ExpireAfter      time.Duration
+	Policy           apisv1.ConsolidationPolicy
+	// Boot, Registration and DevicePlugin are the class's delays (a boot-delay option may
+	// replace Boot).
+	Registration time.Duration
+	DevicePlugin time.Duration
+}
+
+// CatalogClassPrefix names the classes of NodePools whose NodeClass is not in the manifests:
+// they buy from the embedded catalog of the region.
+const CatalogClassPrefix = "catalog:"
+
+// EnvOptions say how to build an Env.
+type EnvOptions struct {
+	// Region of the embedded catalog for NodePools whose NodeClass is not a SimNodeClass of the
+	// manifests ("" is catalog.DefaultRegion).
+	Region string
+	// Start is the wall-clock time of virtual time 0 (zero: 2026-01-05 00:00 UTC, a Monday).
+	Start time.Time
+}
+
+// DefaultStart is the wall-clock time virtual time 0 stands for unless EnvOptions.Start says.
+var DefaultStart = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+
+// NewEnv resolves the NodePools of set (with the SimNodeClasses it contains) for a workload.
+// DaemonSets of set join the workload's.
+func NewEnv(set *manifest.Set, w *Workload, opts EnvOptions) (*Env, error) {
+	if opts.Start.IsZero() {
+		opts.Start = DefaultStart
+	}
+	e := &Env{Classes: map[string]cloud.ClassConfig{}, Workload: w, Start: opts.Start, keys: map[string]bool{}}
+	for _, ds := range set.DaemonSets {
+		w.DaemonSets = append(w.DaemonSets, solver.DaemonSet{Namespace: ds.Namespace, Name: ds.Name, Pod: set.DaemonSetPod(ds)})
+	}
+	nodeClasses := map[string]*simv1alpha1.SimNodeClass{}
+	for _, u := range set.Other {
+		if u.GetKind() != simv1alpha1.SimNodeClassKind {
+			continue
+		}
+		nc := &simv1alpha1.SimNodeClass{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, nc); err != nil {
+			return nil, fmt.Errorf("SimNodeClass %s: %w", u.GetName(), err)
+		}
+		nodeClasses[nc.Name] = nc
+	}
+	for _, np := range set.NodePools {
+		if np.IsStatic() {
+			e.Notes = append(e.Notes, fmt.Sprintf("NodePool %s is static (replicas set): the simulation leaves it out", np.Name))
+			continue
+		}
+		p, err := e.pool(np, nodeClasses, opts)
+		if err != nil {
+			return nil, err
+		}
+		p.Index = len(e.Pools)
+		e.Pools = append(e.Pools, p)
+	}
+	if len(e.Pools) == 0 {
+		return nil, fmt.Errorf("the manifests define no dynamic NodePool: tenon can only buy nodes through a NodePool")
+	}
+	e.collectKeys()
+	for _, cfg := range e.Classes {
+		e.dynamic = e.dynamic || len(cfg.Pools) > 0 || len(cfg.Catalog.Reservations) > 0
+	}
+	return e, nil
+}
+
+func (e *Env) pool(np *apisv1.NodePool, classes map[string]*simv1alpha1.SimNodeClass, opts EnvOptions) (*Pool, error) {
+	p := &Pool{Name: np.Name, NodePool: np, Taints: np.Spec.Template.Spec.Taints, Labels: np.Spec.Template.Labels,
+		ConsolidateAfter: -1, ExpireAfter: -1, Policy: np.Spec.Disruption.ConsolidationPolicy}
+	if d := np.Spec.Disruption.ConsolidateAfter; !d.IsNever() {
+		p.ConsolidateAfter = *d.Duration
+	}
+	if d := np.Spec.Template.Spec.ExpireAfter; !d.IsNever() {
+		p.ExpireAfter = *d.Duration
+	}
+	if p.Policy == "" {
+		p.Policy = apisv1.ConsolidationPolicyWhenEmptyOrUnderutilized
+	}
+	ref := np.Spec.Template.Spec.NodeClassRef
+	var types []*catalog.InstanceType
+	if nc, ok := classes[refName(ref)]; ok && ref.Group == simv1alpha1.Group && ref.Kind == simv1alpha1.SimNodeClassKind {
+		p.Class = nc.Name
+		if _, done := e.Classes[nc.Name]; !done {
+			cfg, err := simulated.OfflineClassConfig(nc)
+			if err != nil {
+				return nil, fmt.Errorf("nodepool %s: %w", np.Name, err)
+			}
+			e.Classes[nc.Name] = cfg
+		}
+		var err error
+		if types, err = simulated.OfflineInstanceTypes(nc, np, opts.Start); err != nil {
+			return nil, fmt.Errorf("nodepool %s: %w", np.Name, err)
+		}
+		p.Registration, p.DevicePlugin = nc.Spec.GetRegistrationDelay(), nc.Spec.GetDevicePluginDelay()
+	} else {
+		region := opts.Region
+		if region == "" {
+			region = catalog.DefaultRegion
+		}
+		p.Class = CatalogClassPrefix + region
+		if _, done := e.Classes[p.Class]; !done {
+			cat, err := catalog.Load(region)
+			if err != nil {
+				return nil, err
+			}
+			e.Classes[p.Class] = cloud.ClassConfig{Catalog: cat}
+		}
+		types = e.Classes[p.Class].Catalog.Types
+		var spec simv1alpha1.SimNodeClassSpec
+		p.Registration, p.DevicePlugin = spec.GetRegistrationDelay(), spec.GetDevicePluginDelay()
+		e.Notes = append(e.Notes, fmt.Sprintf("NodePool %s names no SimNodeClass of the manifests: it buys from the embedded %s catalog with the default delays", np.Name, region))
+	}
+	sp, err := snapshot.NodePool(np, nil, snapshot.Usage{})
+	if err != nil {
+		return nil, err
+	}
+	p.Reqs = sp.Requirements.Add(scheduling.In(apisv1.NodePoolLabelKey, np.Name))
+	for _, k := range slices.Sorted(maps.Keys(sp.Labels)) {
+		p.Reqs = p.Reqs.Add(scheduling.In(k, sp.Labels[k]))
+	}
+	q := catalog.NewQuery(sp.Requirements)
+	for _, it := range types {
+		if q.TypeMatches(it) && q.Cheapest(it) >= 0 {
+			p.Types = append(p.Types, it)
+		}
+	}
+	sp.InstanceTypes = p.Types
+	p.Solver = sp
+	return p, nil
+}
+
+func refName(ref *apisv1.NodeClassReference) string {
+	if ref == nil {
+		return ""
+	}
+	return ref.Name
+}
+
+// collectKeys gathers the label keys requirements read.
+func (e *Env) collectKeys() {
+	for _, k := range []string{corev1.LabelHostname, apisv1.LabelZone, apisv1.LabelTopologyZoneID, apisv1.CapacityTypeLabelKey,
+		apisv1.NodePoolLabelKey, apisv1.LabelInstanceType, apisv1.LabelArch, apisv1.LabelOS, apisv1.LabelCapacityReservationID} {
+		e.keys[k] = true
+	}
+	addReqs := func(rs ...scheduling.Requirements) {
+		for _, r := range rs {
+			for _, k := range r.Keys() {
+				e.keys[k] = true
+			}
+		}
+	}
+	addPod := func(p *corev1.Pod) {
+		if alts, err := scheduling.PodNodeRequirements(p); err == nil {
+			addReqs(alts...)
+		}
+		if prefs, err := scheduling.PodPreferredNodeRequirements(p); err == nil {
+			for _, w := range prefs {
+				addReqs(w.Requirements)
+			}
+		}
+		for _, c := range p.Spec.TopologySpreadConstraints {
+			e.keys[c.TopologyKey] = true
+		}
+		if a := p.Spec.Affinity; a != nil {
+			if a.PodAffinity != nil {
+				for _, t := range a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+					e.keys[t.TopologyKey] = true
+				}
+				for _, t := range a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+					e.keys[t.PodAffinityTerm.TopologyKey] = true
+				}
+			}
+			if a.PodAntiAffinity != nil {
+				for _, t := range a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+					e.keys[t.TopologyKey] = true
+				}
+				for _, t := range a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+					e.keys[t.PodAffinityTerm.TopologyKey] = true
+				}
+			}
+		}
+	}
+	for i := range e.Workload.Shapes {
+		addPod(e.Workload.Shapes[i].Pod)
+		e.topology = e.topology || !e.Workload.Shapes[i].Simple()
+	}
+	for _, d := range e.Workload.DaemonSets {
+		addPod(d.Pod)
+	}
+	for _, p := range e.Pools {
+		addReqs(p.Reqs)
+	}
+}
+
+// GPUNames returns the instance-gpu-name values the catalogs of the manifests' NodeClasses sell
+// (whether or not a NodePool allows them), for TraceOptions.GPUNames.
+func GPUNames(set *manifest.Set, region string) ([]string, error) {
+	names := map[string]bool{}
+	add := func(cat *catalog.Catalog) {
+		for _, it := range cat.Types {
+			if n, ok := it.Label(apisv1.LabelInstanceGPUName); ok && n != "" {
+				names[n] = true
+			}
+		}
+	}
+	seen := false
+	for _, u := range set.Other {
+		if u.GetKind() != simv1alpha1.SimNodeClassKind {
+			continue
+		}
+		nc := &simv1alpha1.SimNodeClass{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, nc); err != nil {
+			return nil, fmt.Errorf("SimNodeClass %s: %w", u.GetName(), err)
+		}
+		cfg, err := simulated.OfflineClassConfig(nc)
+		if err != nil {
+			return nil, err
+		}
+		add(cfg.Catalog)
+		seen = true
+	}
+	if !seen {
+		cat, err := catalog.Load(region)
+		if err != nil {
+			return nil, err
+		}
+		add(cat)
+	}
+	return slices.Sorted(maps.Keys(names)), nil
+}

@@ -1,0 +1,316 @@
+package sim
+
+import (
+	"cmp"
+	"slices"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+)
+
+// KarpenterMaxLaunchTypes is how many instance types (the cheapest) a karpenter-like claim
+// offers the cloud at launch, as Karpenter's AWS provider does.
+const KarpenterMaxLaunchTypes = 60
+
+// ktype is an instance type of a pool as the karpenter-like scheduler sees it.
+type ktype struct {
+	it    *catalog.InstanceType
+	alloc scheduling.Resources // allocatable less the DaemonSets' requests
+	// launch is the offering Karpenter's launch would pick (reserved, else spot when the pool
+	// allows it, else on-demand; the cheapest of its kind), price its price.
+	launch catalog.Offering
+	price  float64
+	// open is the offering it launches as when its reservation is spent (spot when allowed,
+	// else on-demand), openPrice its price (< 0: none).
+	open      catalog.Offering
+	openPrice float64
+}
+
+// ksched is Karpenter's provisioning scheduler as documented: pods by CPU then memory,
+// largest first; each goes to the first existing node with room, else to the open claim
+// with the fewest pods that still has an instance type holding it, else to a new claim of the
+// heaviest NodePool that can take it; a claim keeps every type that still holds its pods and
+// launches as the cheapest.
+type ksched struct {
+	env   *Env
+	types [][]ktype         // per pool, cheapest first
+	ok    map[[2]int][]bool // per pool and shape: the types whose labels admit the shape
+	order []int             // pools by weight (highest first), then name
+}
+
+// kclaim is a claim the scheduler opened.
+type kclaim struct {
+	pool  int
+	types []int32 // indices into types[pool] that still hold everything, cheapest first
+	used  scheduling.Resources
+	pods  []PodID
+}
+
+// newKsched ranks every pool's types; with reserved false, reserved offerings are left out (a
+// node group buys through one offering it can always grow in).
+func newKsched(env *Env, reserved bool) *ksched {
+	k := &ksched{env: env, types: make([][]ktype, len(env.Pools)), ok: map[[2]int][]bool{}}
+	for _, p := range env.Pools {
+		k.order = append(k.order, p.Index)
+		allowSpot := allows(p.Reqs, apisv1.CapacityTypeSpot)
+		q := catalog.NewQuery(p.Solver.Requirements)
+		for _, it := range p.Types {
+			kt := ktype{it: it, price: -1}
+			best := [3]int{-1, -1, -1} // reserved, spot, on-demand
+			for i := range it.Offerings {
+				o := &it.Offerings[i]
+				if !o.Usable() || !q.OfferingMatches(o) {
+					continue
+				}
+				slot := 2
+				switch o.CapacityType {
+				case apisv1.CapacityTypeReserved:
+					if !reserved {
+						continue
+					}
+					slot = 0
+				case apisv1.CapacityTypeSpot:
+					if !allowSpot {
+						continue
+					}
+					slot = 1
+				}
+				if best[slot] < 0 || o.Price < it.Offerings[best[slot]].Price {
+					best[slot] = i
+				}
+			}
+			for _, b := range best {
+				if b >= 0 {
+					kt.launch, kt.price = it.Offerings[b], it.Offerings[b].Price
+					break
+				}
+			}
+			kt.openPrice = -1
+			for _, b := range best[1:] {
+				if b >= 0 {
+					kt.open, kt.openPrice = it.Offerings[b], it.Offerings[b].Price
+					break
+				}
+			}
+			if kt.price < 0 {
+				continue
+			}
+			kt.alloc = it.Allocatable().Sub(daemonRequests(env, p, it.NodeLabels(&kt.launch)))
+			k.types[p.Index] = append(k.types[p.Index], kt)
+		}
+		slices.SortStableFunc(k.types[p.Index], func(a, b ktype) int {
+			return cmp.Or(cmp.Compare(a.price, b.price), cmp.Compare(a.it.Name, b.it.Name))
+		})
+	}
+	slices.SortStableFunc(k.order, func(a, b int) int {
+		pa, pb := env.Pools[a], env.Pools[b]
+		return cmp.Or(cmp.Compare(pb.Solver.Weight, pa.Solver.Weight), cmp.Compare(pa.Name, pb.Name))
+	})
+	return k
+}
+
+func allows(reqs scheduling.Requirements, ct string) bool {
+	r, ok := reqs.Get(apisv1.CapacityTypeLabelKey)
+	return !ok || r.Has(ct)
+}
+
+// admits returns which of the pool's types admit pods of a shape (labels and taints).
+func (k *ksched) admits(pool, shape int) []bool {
+	key := [2]int{pool, shape}
+	if m, ok := k.ok[key]; ok {
+		return m
+	}
+	p := k.env.Pools[pool]
+	sh := &k.env.Workload.Shapes[shape]
+	m := make([]bool, len(k.types[pool]))
+	if scheduling.UntoleratedTaint(sh.tolerations, p.Taints) == nil {
+		for i, kt := range k.types[pool] {
+			node := p.Reqs.Intersect(kt.it.Requirements)
+			for _, a := range sh.alts {
+				if scheduling.Compatible(node, a, scheduling.AllowUndefinedWellKnown) == nil {
+					m[i] = true
+					break
+				}
+			}
+		}
+	}
+	k.ok[key] = m
+	return m
+}
+
+// byCPUMemory orders pods as Karpenter's queue does: CPU, then memory, largest first.
+func byCPUMemory(v *View, pods []PodID) []PodID {
+	out := slices.Clone(pods)
+	slices.SortStableFunc(out, func(a, b PodID) int {
+		ra, rb := v.Requests(a), v.Requests(b)
+		return cmp.Or(cmp.Compare(rb[scheduling.CPU], ra[scheduling.CPU]), cmp.Compare(rb[scheduling.Memory], ra[scheduling.Memory]))
+	})
+	return out
+}
+
+// target is a node with room, as a scheduling simulation tracks it.
+type target struct {
+	n    *Node
+	free scheduling.Resources
+}
+
+// targets returns the nodes not disrupting, with their free room.
+func targets(nodes []*Node) []target {
+	out := make([]target, 0, len(nodes))
+	for _, n := range nodes {
+		if n.Disrupting {
+			continue
+		}
+		out = append(out, target{n: n, free: n.Free()})
+	}
+	return out
+}
+
+// appendTargets appends the nodes not disrupting that have some room.
+func appendTargets(out []target, nodes []*Node) []target {
+	for _, n := range nodes {
+		if free := n.Free(); !n.Disrupting && free[scheduling.Pods] > 0 {
+			out = append(out, target{n: n, free: free})
+		}
+	}
+	return out
+}
+
+// schedule places pods on the targets and on new claims.
+func (k *ksched) schedule(v *View, pods []PodID, ts []target) (place []Placement, claims []*kclaim, unsched []PodID) {
+	for _, id := range byCPUMemory(v, pods) {
+		req := v.Requests(id)
+		shape := int(v.Pod(id).Shape)
+		placed := false
+		for i := range ts {
+			t := &ts[i]
+			if req.Fits(&t.free) && v.Compatible(shape, t.n) {
+				t.free = t.free.Sub(*req)
+				place = append(place, Placement{Pod: id, Node: t.n.ID})
+				placed = true
+				break
+			}
+		}
+		if placed {
+			continue
+		}
+		slices.SortStableFunc(claims, func(a, b *kclaim) int { return cmp.Compare(len(a.pods), len(b.pods)) })
+		for _, c := range claims {
+			if k.add(c, id, req, shape) {
+				placed = true
+				break
+			}
+		}
+		if placed {
+			continue
+		}
+		for _, pi := range k.order {
+			c := &kclaim{pool: pi}
+			adm := k.admits(pi, shape)
+			for i, kt := range k.types[pi] {
+				if adm[i] && req.Fits(&kt.alloc) {
+					c.types = append(c.types, int32(i))
+				}
+			}
+			if len(c.types) > 0 {
+				c.used = *req
+				c.pods = []PodID{id}
+				claims = append(claims, c)
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			unsched = append(unsched, id)
+		}
+	}
+	return place, claims, unsched
+}
+
+// add puts a pod on a claim if some of its types still hold everything.
+func (k *ksched) add(c *kclaim, id PodID, req *scheduling.Resources, shape int) bool {
+	adm := k.admits(c.pool, shape)
+	need := c.used.Add(*req)
+	kept := make([]int32, 0, len(c.types))
+	for _, i := range c.types {
+		if adm[i] && need.Fits(&k.types[c.pool][i].alloc) {
+			kept = append(kept, i)
+		}
+	}
+	if len(kept) == 0 {
+		return false
+	}
+	c.types, c.used = kept, need
+	c.pods = append(c.pods, id)
+	return true
+}
+
+// offer returns the offering type i of a pool launches as now: its reserved offering while
+// the reservation has room (the cloud's current view says), else its open one.
+func (k *ksched) offer(v *View, pool, i int) (catalog.Offering, float64, bool) {
+	kt := &k.types[pool][i]
+	if kt.launch.CapacityType != apisv1.CapacityTypeReserved {
+		return kt.launch, kt.price, true
+	}
+	for _, it := range v.InstanceTypes(pool) {
+		if it.Name != kt.it.Name {
+			continue
+		}
+		for _, o := range it.Offerings {
+			if o.ReservationID == kt.launch.ReservationID && o.Zone == kt.launch.Zone && o.Usable() {
+				return kt.launch, kt.price, true
+			}
+		}
+	}
+	return kt.open, kt.openPrice, kt.openPrice >= 0
+}
+
+// cheapest returns the claim's type that launches cheapest now, with its offering.
+func (k *ksched) cheapest(v *View, c *kclaim) (int, catalog.Offering, float64) {
+	best, bestOffer, bestPrice := -1, catalog.Offering{}, 0.0
+	for _, i := range c.types {
+		// Types are in order of their best price; none after can beat a type at that price.
+		if best >= 0 && k.types[c.pool][i].price >= bestPrice {
+			break
+		}
+		if o, p, ok := k.offer(v, c.pool, int(i)); ok && (best < 0 || p < bestPrice) {
+			best, bestOffer, bestPrice = int(i), o, p
+		}
+	}
+	return best, bestOffer, bestPrice
+}
+
+// price is what the claim launches at now: its cheapest type (+Inf when none can launch).
+func (k *ksched) price(v *View, c *kclaim) float64 {
+	if i, _, p := k.cheapest(v, c); i >= 0 {
+		return p
+	}
+	return inf
+}
+
+// launch turns a claim into a Launch at its cheapest type, with its cheapest types (at most
+// KarpenterMaxLaunchTypes) as the options the cloud may fall back on.
+func (k *ksched) launch(v *View, c *kclaim) (Launch, bool) {
+	i, o, _ := k.cheapest(v, c)
+	if i < 0 {
+		return Launch{}, false
+	}
+	names := make([]string, 0, min(len(c.types), KarpenterMaxLaunchTypes))
+	for _, t := range c.types[:min(len(c.types), KarpenterMaxLaunchTypes)] {
+		names = append(names, k.types[c.pool][t].it.Name)
+	}
+	opts := k.env.Pools[c.pool].Solver.Requirements.Add(scheduling.In(apisv1.LabelInstanceType, names...))
+	return Launch{Pool: c.pool, Type: k.types[c.pool][i].it, Offering: o, Options: opts, Pods: c.pods}, true
+}
+
+// cheaperThan counts the claim's types priced below price.
+func (k *ksched) cheaperThan(c *kclaim, price float64) int {
+	n := 0
+	for _, i := range c.types {
+		if k.types[c.pool][i].price < price {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,191 @@
+package sim
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+)
+
+// reasonCancelled removes the replacements of a cancelled command; it is not a disruption.
+const reasonCancelled Reason = ""
+
+// metered resources: CPU cores, memory GiB, GPUs.
+const (
+	mCPU = iota
+	mMem
+	mGPU
+	numMetered
+)
+
+// metrics integrates a run's cost and utilisation over virtual time, event by event.
+type metrics struct {
+	r       *run
+	step    time.Duration
+	last    time.Duration
+	rate    float64               // $/h of the instances alive
+	prov    [numMetered]int64     // allocatable of the instances alive (milli-CPU, bytes, GPUs)
+	alloc   [numMetered]int64     // requests of running pods and of DaemonSets on ready nodes
+	cost    float64               // $ so far
+	gpuH    [2]float64            // GPU-hours paid, allocated
+	costB   []float64             // $ per bucket
+	provB   [numMetered][]float64 // unit-hours provisioned per bucket
+	allB    [numMetered][]float64 // unit-hours allocated per bucket
+	waits   []float32             // seconds from submission to first start, per pod started
+	types   map[typeKey]*TypeUse  // the instance-type mix
+	disr    map[Reason]int        // nodes taken away, by reason
+	evict   int                   // pods evicted (by anything)
+	cmdEv   int                   // pods on the nodes of disruption commands
+	cmds    map[Reason]int        // commands, by reason
+	saved   float64               // $/h saved by commands
+	lastF   time.Duration         // the last time a pod finished
+	nodes   int                   // nodes launched
+	billed  int                   // nodes billed now
+	isReady map[NodeID]bool       // nodes whose DaemonSets count as allocated
+	units   [numMetered]float64   // divisors from the vector units to metered units
+	slots   [numMetered]int       // Resources slots of the metered resources
+}
+
+type typeKey struct{ name, ct string }
+
+// TypeUse is how much a run used one instance type through one capacity type.
+type TypeUse struct {
+	Type         string  `json:"type"`
+	CapacityType string  `json:"capacityType"`
+	Nodes        int     `json:"nodes"`
+	Hours        float64 `json:"hours"`
+	CostUSD      float64 `json:"costUSD"`
+}
+
+// bucketStep is the width of the time-series buckets for a span of virtual time: span/n
+// rounded up to a whole minute.
+func bucketStep(span time.Duration, n int) time.Duration {
+	step := (span/time.Duration(n) + time.Minute - 1) / time.Minute * time.Minute
+	return max(step, time.Minute)
+}
+
+func newMetrics(r *run, span time.Duration, opts Options) *metrics {
+	return &metrics{
+		r: r, step: bucketStep(span, opts.Buckets),
+		types: map[typeKey]*TypeUse{}, disr: map[Reason]int{}, cmds: map[Reason]int{}, isReady: map[NodeID]bool{},
+		units: [numMetered]float64{1000, 1 << 30, 1},
+		slots: [numMetered]int{scheduling.CPU, scheduling.Memory, scheduling.NvidiaGPU},
+	}
+}
+
+// advance integrates everything from the last change to t.
+func (m *metrics) advance(t time.Duration) {
+	if t <= m.last {
+		return
+	}
+	h := (t - m.last).Hours()
+	m.cost += m.rate * h
+	m.gpuH[0] += float64(m.prov[mGPU]) * h
+	m.gpuH[1] += float64(m.alloc[mGPU]) * h
+	for from := m.last; from < t; {
+		b := int(from / m.step)
+		to := min(t, time.Duration(b+1)*m.step)
+		bh := (to - from).Hours()
+		for len(m.costB) <= b {
+			m.costB = append(m.costB, 0)
+			for k := range numMetered {
+				m.provB[k] = append(m.provB[k], 0)
+				m.allB[k] = append(m.allB[k], 0)
+			}
+		}
+		m.costB[b] += m.rate * bh
+		for k := range numMetered {
+			m.provB[k][b] += float64(m.prov[k]) / m.units[k] * bh
+			m.allB[k][b] += float64(m.alloc[k]) / m.units[k] * bh
+		}
+		from = to
+	}
+	m.last = t
+}
+
+func (m *metrics) add(v *[numMetered]int64, r *scheduling.Resources, sign int64) {
+	for k, s := range m.slots {
+		v[k] += sign * r[s]
+	}
+}
+
+func (m *metrics) launched(n *Node) {
+	m.nodes++
+	m.billed++
+	m.rate += n.Price
+	alloc := n.Type.Allocatable()
+	m.add(&m.prov, &alloc, +1)
+	k := typeKey{n.Type.Name, n.Offering.CapacityType}
+	if m.types[k] == nil {
+		m.types[k] = &TypeUse{Type: k.name, CapacityType: k.ct}
+	}
+	m.types[k].Nodes++
+}
+
+func (m *metrics) ready(n *Node) {
+	m.isReady[n.ID] = true
+	m.add(&m.alloc, &n.daemons, +1)
+}
+
+// gone stops billing a node.
+func (m *metrics) gone(n *Node) {
+	m.billed--
+	m.rate = max(m.rate-n.Price, 0)
+	if m.billed == 0 {
+		m.rate = 0 // no rounding drift left behind
+	}
+	alloc := n.Type.Allocatable()
+	m.add(&m.prov, &alloc, -1)
+	if m.isReady[n.ID] {
+		delete(m.isReady, n.ID)
+		m.add(&m.alloc, &n.daemons, -1)
+	}
+	u := m.types[typeKey{n.Type.Name, n.Offering.CapacityType}]
+	h := (m.r.now - n.Launched).Hours()
+	u.Hours += h
+	u.CostUSD += h * n.Price
+}
+
+func (m *metrics) run(req *scheduling.Resources, sign int64) { m.add(&m.alloc, req, sign) }
+func (m *metrics) started(wait time.Duration)                { m.waits = append(m.waits, float32(wait.Seconds())) }
+func (m *metrics) finished(t time.Duration)                  { m.lastF = t }
+func (m *metrics) evicted()                                  { m.evict++ }
+
+func (m *metrics) disrupted(reason Reason) {
+	if reason != reasonCancelled {
+		m.disr[reason]++
+	}
+}
+
+func (m *metrics) command(c *Command, pods int) {
+	m.cmds[c.Reason]++
+	m.cmdEv += pods
+	m.saved += c.Savings
+}
+
+func (m *metrics) uncommand(c *Command) {
+	m.cmds[c.Reason]--
+	m.saved -= c.Savings
+}
+
+// typeMix returns the instance-type mix, dearest first, closing the books of the nodes still up.
+func (m *metrics) typeMix() []TypeUse {
+	for _, n := range m.r.nodes {
+		if n.billed() {
+			u := m.types[typeKey{n.Type.Name, n.Offering.CapacityType}]
+			h := (m.r.now - n.Launched).Hours()
+			u.Hours += h
+			u.CostUSD += h * n.Price
+		}
+	}
+	out := make([]TypeUse, 0, len(m.types))
+	for _, k := range slices.SortedFunc(maps.Keys(m.types), func(a, b typeKey) int {
+		return cmp.Or(cmp.Compare(a.name, b.name), cmp.Compare(a.ct, b.ct))
+	}) {
+		out = append(out, *m.types[k])
+	}
+	slices.SortStableFunc(out, func(a, b TypeUse) int { return cmp.Compare(b.CostUSD, a.CostUSD) })
+	return out
+}

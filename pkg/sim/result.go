@@ -1,0 +1,167 @@
+package sim
+
+import (
+	"cmp"
+	"maps"
+	"math"
+	"slices"
+	"time"
+)
+
+// PolicyResult is what one policy did and cost over the replay.
+type PolicyResult struct {
+	Policy string `json:"policy"`
+	// CostUSD is what the instances cost from their launch until they were terminated (or
+	// until the run ended).
+	CostUSD float64 `json:"costUSD"`
+	// EndHours is the virtual time the run ended: the last pod finished, or Options.Until.
+	EndHours float64 `json:"endHours"`
+
+	PodsSubmitted int `json:"podsSubmitted"`
+	PodsStarted   int `json:"podsStarted"`
+	// PodsNeverStarted were submitted but never ran; PodsUnfinished ran but had work left at
+	// the end.
+	PodsNeverStarted int `json:"podsNeverStarted"`
+	PodsUnfinished   int `json:"podsUnfinished"`
+	// Pending time: from a pod's submission to its first start, over the pods that started.
+	PendingP50Seconds float64 `json:"pendingP50Seconds"`
+	PendingP99Seconds float64 `json:"pendingP99Seconds"`
+	PendingMaxSeconds float64 `json:"pendingMaxSeconds"`
+
+	NodesLaunched int `json:"nodesLaunched"`
+	// NodesDisrupted counts the nodes taken away, by reason.
+	NodesDisrupted map[Reason]int `json:"nodesDisrupted"`
+	// Commands counts disruption commands by reason.
+	Commands map[Reason]int `json:"commands"`
+	// PodsEvicted counts evictions of running pods (by commands and interruptions);
+	// CommandEvictions the pods on the nodes of disruption commands.
+	PodsEvicted      int `json:"podsEvicted"`
+	CommandEvictions int `json:"commandEvictions"`
+	// SavingsPerHour is the $/h the disruption commands saved, summed over commands;
+	// EvictionsPerDollar is CommandEvictions per dollar saved, counting each command's saving
+	// over one hour.
+	SavingsPerHour     float64 `json:"savingsPerHour"`
+	EvictionsPerDollar float64 `json:"evictionsPerDollar"`
+
+	// GPU-hours paid for and allocated to running pods; Stranded is their difference (GPUs
+	// paid for and idle, booting nodes included).
+	GPUHoursPaid     float64 `json:"gpuHoursPaid"`
+	GPUHoursUsed     float64 `json:"gpuHoursUsed"`
+	StrandedGPUHours float64 `json:"strandedGPUHours"`
+	// Utilisation is allocated ÷ provisioned over the whole run (CPU, memory, GPU).
+	Utilisation Utilisation `json:"utilisation"`
+
+	Series  Series    `json:"series"`
+	TypeMix []TypeUse `json:"typeMix"`
+	Stats   Stats     `json:"stats"`
+	// WallSeconds is how long the run took on this machine.
+	WallSeconds float64  `json:"wallSeconds"`
+	Assumptions []string `json:"assumptions,omitempty"`
+}
+
+// Utilisation is allocated ÷ provisioned per resource (0 when nothing was provisioned).
+type Utilisation struct {
+	CPU    float64 `json:"cpu"`
+	Memory float64 `json:"memory"`
+	GPU    float64 `json:"gpu"`
+}
+
+// Series are per-bucket time series over the run: bucket i covers [i·Step, (i+1)·Step).
+type Series struct {
+	StepSeconds float64 `json:"stepSeconds"`
+	// CostPerHour is the average $/h in each bucket.
+	CostPerHour []float64 `json:"costPerHour"`
+	// CPU, Memory and GPU are allocated ÷ provisioned in each bucket (0 when nothing was).
+	CPU    []float64 `json:"cpu"`
+	Memory []float64 `json:"memory"`
+	GPU    []float64 `json:"gpu"`
+}
+
+// finish closes the books of a run.
+func (r *run) finish() *PolicyResult {
+	m := r.met
+	res := &PolicyResult{
+		Policy: r.policy.Name, CostUSD: m.cost, EndHours: r.now.Hours(),
+		PodsSubmitted: int(r.firstPod[r.nextJob]), PodsStarted: len(m.waits),
+		NodesLaunched: m.nodes, NodesDisrupted: maps.Clone(m.disr), Commands: maps.Clone(m.cmds),
+		PodsEvicted: m.evict, CommandEvictions: m.cmdEv, SavingsPerHour: m.saved,
+		GPUHoursPaid: m.gpuH[0], GPUHoursUsed: m.gpuH[1], StrandedGPUHours: m.gpuH[0] - m.gpuH[1],
+		TypeMix: m.typeMix(), Stats: r.stats, Assumptions: r.policy.Assumptions,
+	}
+	for k, v := range res.Commands {
+		if v == 0 {
+			delete(res.Commands, k)
+		}
+	}
+	if m.saved > 0 {
+		res.EvictionsPerDollar = float64(m.cmdEv) / m.saved
+	}
+	for i := range r.pods[:res.PodsSubmitted] {
+		p := &r.pods[i]
+		switch {
+		case !p.everRan:
+			res.PodsNeverStarted++
+		case p.State != PodDone || p.Work > 0:
+			res.PodsUnfinished++
+		}
+	}
+	waits := slices.Clone(m.waits)
+	slices.Sort(waits)
+	res.PendingP50Seconds = quantile(waits, 0.5)
+	res.PendingP99Seconds = quantile(waits, 0.99)
+	if len(waits) > 0 {
+		res.PendingMaxSeconds = float64(waits[len(waits)-1])
+	}
+	var prov, all [numMetered]float64
+	res.Series = Series{StepSeconds: m.step.Seconds(), CostPerHour: make([]float64, len(m.costB))}
+	ratios := [numMetered]*[]float64{&res.Series.CPU, &res.Series.Memory, &res.Series.GPU}
+	for k := range numMetered {
+		*ratios[k] = make([]float64, len(m.costB))
+	}
+	for b := range m.costB {
+		width := m.step.Hours()
+		if end := time.Duration(b+1) * m.step; end > r.now {
+			width = (r.now - time.Duration(b)*m.step).Hours()
+		}
+		if width > 0 {
+			res.Series.CostPerHour[b] = m.costB[b] / width
+		}
+		for k := range numMetered {
+			prov[k] += m.provB[k][b]
+			all[k] += m.allB[k][b]
+			(*ratios[k])[b] = ratio(m.allB[k][b], m.provB[k][b])
+		}
+	}
+	res.Utilisation = Utilisation{CPU: ratio(all[mCPU], prov[mCPU]), Memory: ratio(all[mMem], prov[mMem]), GPU: ratio(all[mGPU], prov[mGPU])}
+	return res
+}
+
+func ratio(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return math.Min(a/b, 1)
+}
+
+// quantile returns the q-quantile of sorted values (nearest rank).
+func quantile(sorted []float32, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return float64(sorted[min(max(i, 0), len(sorted)-1)])
+}
+
+// DisruptedTotal returns the nodes taken away for any reason.
+func (p *PolicyResult) DisruptedTotal() int {
+	n := 0
+	for _, v := range p.NodesDisrupted {
+		n += v
+	}
+	return n
+}
+
+// Reasons returns the reasons of NodesDisrupted, sorted.
+func (p *PolicyResult) Reasons() []Reason {
+	return slices.SortedFunc(maps.Keys(p.NodesDisrupted), func(a, b Reason) int { return cmp.Compare(a, b) })
+}

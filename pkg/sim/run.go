@@ -1,0 +1,327 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/cloud"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+)
+
+// run is one policy replaying the workload: the engine's whole state.
+type run struct {
+	env    *Env
+	opts   Options
+	policy Policy
+	cloud  *cloud.Cloud
+	boot   map[string]time.Duration // each class's bootDelay
+	rng    *rand.Rand               // boot delays
+	view   *View
+
+	now  time.Duration
+	q    queue
+	pods []Pod // no pointers: the garbage collector need not scan them
+	// api holds the Kubernetes objects of the pods given to the solver, while they live.
+	api map[PodID]*corev1.Pod
+	// firstPod[j] is the ID of the first pod of job j (its pods are consecutive).
+	firstPod []PodID
+	nextJob  int
+	nodes    []*Node
+	alive    []NodeID // nodes not gone, in launch order
+	aliveVer int      // bumps when alive changes
+	// free is the free room of the nodes alive and not disrupting.
+	free   scheduling.Resources
+	pend   pendingQueue
+	active int // pods pending, nominated or running
+
+	batchOpen          bool
+	batchStart, batchT time.Duration
+	scanAt             time.Duration // next scheduled scan (-1: none)
+	passAt             time.Duration // next scheduled pass (-1: none)
+	passGen            uint32
+	lastPass           time.Duration
+	iceWaiting         bool
+	commands           []*command
+
+	// roomEpoch counts the events that can give pods more room: a pod leaving a node, a
+	// launch, an instance shutting down. capEpoch counts the launches and removals of nodes.
+	roomEpoch, capEpoch uint64
+
+	sigs   map[string]int32
+	compat [][]int8 // compat[shape][sig]: 0 unknown, 1 yes, 2 no
+
+	met      *metrics
+	stats    Stats
+	progress int // last progress percentage reported
+}
+
+// Stats count what a run did.
+type Stats struct {
+	Events         int `json:"events"`
+	Batches        int `json:"batches"`
+	Passes         int `json:"passes"`
+	SolverCalls    int `json:"solverCalls"`
+	LaunchFailures int `json:"launchFailures"`
+	Commands       int `json:"commands"`
+	Cancelled      int `json:"cancelledCommands"`
+}
+
+func newRun(env *Env, opts Options, policy Policy) (*run, error) {
+	r := &run{
+		env: env, opts: opts, policy: policy,
+		cloud:  cloud.New(cloud.Options{IDSeed: opts.Seed}),
+		boot:   map[string]time.Duration{},
+		rng:    rand.New(rand.NewPCG(opts.Seed, 0xb007)),
+		scanAt: -1, passAt: -1, lastPass: -1,
+		sigs: map[string]int32{}, api: map[PodID]*corev1.Pod{},
+	}
+	names := make([]string, 0, len(env.Classes))
+	for name := range env.Classes {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		cfg := env.Classes[name]
+		r.boot[name] = cfg.Delays.Boot
+		// The engine plays boot, registration and device plugins itself (the boot delay may be
+		// drawn from a distribution); the cloud keeps capacity, offerings, interruptions and
+		// the shutdown delay.
+		cfg.Delays.Boot, cfg.Delays.Registration, cfg.Delays.DevicePlugin = 0, 0, 0
+		switch opts.Spot {
+		case SpotAdvisor:
+			cfg.Interruptions.Spot = cloud.SpotAdvisor
+			if cfg.Interruptions.Scale == 0 {
+				cfg.Interruptions.Scale = 1
+			}
+		case SpotNone:
+			cfg.Interruptions.Spot = cloud.SpotNone
+		}
+		if opts.Spot != SpotClass {
+			cfg.Interruptions.Seed = int64(opts.Seed)
+		}
+		if err := r.cloud.SetClass(name, cfg); err != nil {
+			return nil, err
+		}
+	}
+	w := env.Workload
+	r.firstPod = make([]PodID, len(w.Jobs)+1)
+	n := 0
+	for i := range w.Jobs {
+		r.firstPod[i] = PodID(n)
+		n += w.Jobs[i].Replicas
+	}
+	r.firstPod[len(w.Jobs)] = PodID(n)
+	r.pods = make([]Pod, n)
+	for j := range w.Jobs {
+		for id := r.firstPod[j]; id < r.firstPod[j+1]; id++ {
+			r.pods[id] = Pod{ID: id, Job: int32(j), Shape: int32(w.Jobs[j].Shape), Node: NoNode}
+		}
+	}
+	r.pend.init(len(w.Shapes))
+	r.compat = make([][]int8, len(w.Shapes))
+	r.view = &View{r: r}
+	r.met = newMetrics(r, w.Span(), opts)
+	return r, nil
+}
+
+// wall converts a virtual time to the wall-clock time it stands for.
+func (r *run) wall(t time.Duration) time.Time { return r.env.Start.Add(t) }
+
+// simulate replays the workload and returns the policy's result.
+func (r *run) simulate() *PolicyResult {
+	w := r.env.Workload
+	if len(w.Jobs) > 0 {
+		r.q.push(event{at: w.Jobs[0].Submit, kind: evArrival, x: 0})
+	}
+	if w.End > 0 {
+		r.q.push(event{at: w.End, kind: evEnd})
+	}
+	until := r.opts.Until
+	for r.q.len() > 0 {
+		if until > 0 && r.q.peek() > until {
+			break
+		}
+		e := r.q.pop()
+		r.met.advance(e.at)
+		r.now = e.at
+		r.stats.Events++
+		r.handle(e)
+		if r.nextJob == len(w.Jobs) && r.active == 0 {
+			break
+		}
+	}
+	if until > 0 && r.now < until && (r.nextJob < len(w.Jobs) || r.active > 0) {
+		r.met.advance(until)
+		r.now = until
+	}
+	r.report(100)
+	return r.finish()
+}
+
+func (r *run) handle(e event) {
+	switch e.kind {
+	case evArrival:
+		r.arrive(int(e.x))
+	case evBatch:
+		r.closeBatch()
+	case evScan:
+		if r.scanAt == e.at {
+			r.scanAt = -1
+			r.provision()
+		}
+	case evReady:
+		r.ready(r.nodes[e.x])
+	case evFinish:
+		r.finishPod(&r.pods[e.x], e.gen)
+	case evPass:
+		if e.gen == r.passGen {
+			r.pass()
+		}
+	case evNotice:
+		r.notice(r.nodes[e.x])
+	case evDeadline:
+		r.deadline(r.nodes[e.x])
+	case evTerminated:
+		r.terminated(r.nodes[e.x])
+	case evEnd:
+		r.endWorkload()
+	default:
+		panic(fmt.Sprintf("sim: unknown event kind %d", e.kind))
+	}
+}
+
+// arrive submits job j's pods: each goes to a node with room if the scheduler finds one, else
+// it waits for the provisioner.
+func (r *run) arrive(j int) {
+	w := r.env.Workload
+	job := &w.Jobs[j]
+	for id := r.firstPod[j]; id < r.firstPod[j+1]; id++ {
+		p := &r.pods[id]
+		p.Submitted = r.now
+		p.Work = job.Duration
+		if job.Duration == Forever {
+			p.Work = -1
+		}
+		r.active++
+		r.makePending(p)
+	}
+	r.nextJob = j + 1
+	if r.nextJob < len(w.Jobs) {
+		r.q.push(event{at: w.Jobs[r.nextJob].Submit, kind: evArrival, x: int32(r.nextJob)})
+	}
+	r.report(r.nextJob * 100 / len(w.Jobs))
+}
+
+func (r *run) report(pct int) {
+	if r.opts.Progress != nil && pct > r.progress {
+		r.progress = pct
+		r.opts.Progress(r.policy.Name, float64(pct)/100)
+	}
+}
+
+// makePending puts a pod without a node in line: the scheduler binds it at once if a ready node
+// has room, else the provisioner is asked.
+func (r *run) makePending(p *Pod) {
+	p.State = PodPending
+	p.stuck = 0
+	p.Node = NoNode
+	p.PendingSince = r.now
+	if r.bindAnywhere(p) {
+		return
+	}
+	r.pend.add(p)
+	r.trigger()
+}
+
+// trigger asks for provisioning: the batcher opens or extends its window, or a scan is
+// scheduled at the next tick of the policy's scan interval.
+func (r *run) trigger() {
+	if iv := r.policy.ScanInterval; iv > 0 {
+		if r.scanAt < 0 {
+			r.scanAt = (r.now/iv + 1) * iv
+			r.q.push(event{at: r.scanAt, kind: evScan})
+		}
+		return
+	}
+	if !r.batchOpen {
+		r.batchOpen = true
+		r.batchStart = r.now
+		r.q.push(event{at: r.now + r.opts.BatchIdle, kind: evBatch})
+	}
+	r.batchT = r.now
+}
+
+func (r *run) closeBatch() {
+	if !r.batchOpen {
+		return
+	}
+	closeAt := min(r.batchT+r.opts.BatchIdle, r.batchStart+r.opts.BatchMax)
+	if r.now < closeAt {
+		r.q.push(event{at: closeAt, kind: evBatch})
+		return
+	}
+	r.batchOpen = false
+	r.provision()
+}
+
+// provision hands the pending pods to the policy's provisioner and carries out its decision.
+// Pods a provisioner left pending are not offered again until the capacity changes (a node
+// launches or goes, or the cloud's offerings change): until then the answer cannot change for
+// them (room freeing up on a ready node is the scheduler's business, and it binds them at
+// once). A backlog held back by NodePool limits thus costs nothing per batch.
+func (r *run) provision() {
+	all := r.pend.list(r)
+	pending := all[:0]
+	for _, id := range all {
+		if r.pods[id].stuck != r.capEpoch+1 {
+			pending = append(pending, id)
+		}
+	}
+	if len(pending) == 0 {
+		return
+	}
+	r.stats.Batches++
+	d := r.policy.Provisioner.Provision(r.wall(r.now), r.view, pending)
+	for _, pl := range d.Place {
+		p, n := &r.pods[pl.Pod], r.nodes[pl.Node]
+		if p.State != PodPending || n.State == NodeGone || n.Disrupting || !r.shapeFits(p, n) {
+			continue
+		}
+		if n.State == NodeReady {
+			r.bind(p, n)
+		} else {
+			r.nominate(p, n)
+		}
+	}
+	for _, l := range d.Launch {
+		r.launch(l, -1)
+	}
+	for _, id := range pending {
+		if p := &r.pods[id]; p.State == PodPending {
+			p.stuck = r.capEpoch + 1
+		}
+	}
+	// A scanning policy (Cluster Autoscaler) scales one group per scan: while scans make
+	// progress and pods are still pending, the next scan follows at the next tick. (A scan
+	// that launched nothing would find the same until something changes, which triggers one.)
+	if r.policy.ScanInterval > 0 && len(d.Launch) > 0 && r.pend.size > 0 {
+		r.trigger()
+	}
+}
+
+// endWorkload ends the pods that run until the workload's horizon.
+func (r *run) endWorkload() {
+	for i := range r.pods {
+		p := &r.pods[i]
+		switch p.State {
+		case PodRunning:
+			r.complete(p)
+		case PodPending, PodNominated:
+			r.dropPending(p)
+		}
+	}
+}

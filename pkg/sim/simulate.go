@@ -1,0 +1,130 @@
+package sim
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// Report is a whole simulation: every policy replayed over the same workload, and the bound.
+type Report struct {
+	Input    Input           `json:"input"`
+	Settings Settings        `json:"settings"`
+	Policies []*PolicyResult `json:"policies"`
+	Bound    *BoundResult    `json:"bound"`
+	// Assumptions gathers the workload's, the environment's and the policies' assumptions.
+	Assumptions []string `json:"assumptions"`
+	WallSeconds float64  `json:"wallSeconds"`
+}
+
+// Input describes the workload replayed.
+type Input struct {
+	Source    string      `json:"source"`
+	Jobs      int         `json:"jobs"`
+	Pods      int         `json:"pods"`
+	Shapes    []string    `json:"shapes"`
+	SpanHours float64     `json:"spanHours"`
+	Skipped   []SkipCount `json:"skipped,omitempty"`
+	NodePools []string    `json:"nodePools"`
+}
+
+// Settings are the options the simulation ran with, in words.
+type Settings struct {
+	Seed         uint64  `json:"seed"`
+	BootDelay    string  `json:"bootDelay"`
+	Spot         string  `json:"spotInterruptions"`
+	Scheduler    string  `json:"scheduler"`
+	Batch        string  `json:"batch"`
+	PassSeconds  float64 `json:"disruptionPassSeconds"`
+	UntilHours   float64 `json:"untilHours,omitempty"`
+	RestartDelay string  `json:"restartPenalty"`
+}
+
+// Simulate replays env's workload under each named policy, and computes the lower bound. The
+// runs are independent (each has its own cloud and state, all draws come from opts.Seed) and
+// go in parallel, up to GOMAXPROCS at a time; the result is the same however they are
+// scheduled.
+func Simulate(env *Env, source string, policies []string, opts Options) (*Report, error) {
+	start := time.Now()
+	opts = opts.withDefaults()
+	runs := make([]*run, len(policies))
+	for i, name := range policies {
+		p, err := NewPolicy(name, env, opts)
+		if err != nil {
+			return nil, err
+		}
+		if runs[i], err = newRun(env, opts, p); err != nil {
+			return nil, fmt.Errorf("policy %s: %w", name, err)
+		}
+	}
+	rep := &Report{Policies: make([]*PolicyResult, len(runs))}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
+	for i, r := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			t := time.Now()
+			rep.Policies[i] = r.simulate()
+			rep.Policies[i].WallSeconds = time.Since(t).Seconds()
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sem <- struct{}{}
+		defer func() { <-sem }()
+		rep.Bound = LowerBound(env, opts.Until, opts.Buckets)
+	}()
+	wg.Wait()
+	rep.fill(env, source, opts)
+	rep.WallSeconds = time.Since(start).Seconds()
+	return rep, nil
+}
+
+func (rep *Report) fill(env *Env, source string, opts Options) {
+	w := env.Workload
+	rep.Input = Input{Source: source, Jobs: len(w.Jobs), Pods: w.Pods(), SpanHours: w.Span().Hours(), Skipped: SkipCounts(w.Skips)}
+	if opts.Until > 0 {
+		rep.Input.SpanHours = min(rep.Input.SpanHours, opts.Until.Hours())
+	}
+	for i := range w.Shapes {
+		rep.Input.Shapes = append(rep.Input.Shapes, w.Shapes[i].Name)
+	}
+	for _, p := range env.Pools {
+		rep.Input.NodePools = append(rep.Input.NodePools, fmt.Sprintf("%s (%d instance types, class %s)", p.Name, len(p.Types), p.Class))
+	}
+	rep.Settings = Settings{
+		Seed: opts.Seed, BootDelay: opts.BootDelay.String(), Spot: string(opts.Spot), Scheduler: string(opts.Scheduler),
+		Batch:       fmt.Sprintf("idle %s, max %s", opts.BatchIdle, opts.BatchMax),
+		PassSeconds: opts.PassInterval.Seconds(), UntilHours: opts.Until.Hours(), RestartDelay: opts.RestartPenalty.String(),
+	}
+	rep.Assumptions = append(rep.Assumptions, w.Assumptions...)
+	rep.Assumptions = append(rep.Assumptions, env.Notes...)
+	rep.Assumptions = append(rep.Assumptions,
+		"nodes cost their offering's price from launch until the instance has shut down; boot, registration and (for GPU types) device-plugin delays pass before pods run on them",
+		"kube-scheduler is simulated for every policy: a pending pod binds to a ready node with room ("+string(opts.Scheduler)+" scoring) as soon as one exists; resources, taints and node affinity are checked, topology spread and pod affinity are not",
+		"an evicted pod (consolidation, expiry, interruption) is pending again and keeps the work it had left (plus the restart penalty): jobs are assumed to checkpoint",
+		"the bound assumes every job starts at its submission and leaves out the pods slot of requests and the NodePools' limits: it is a floor under any fleet that runs the workload",
+		"pods evicted per dollar saved counts each disruption command's hourly saving over one hour",
+	)
+	for _, p := range rep.Policies {
+		rep.Assumptions = append(rep.Assumptions, p.Assumptions...)
+		p.Assumptions = nil
+	}
+	if rep.Bound == nil {
+		return
+	}
+	for _, p := range rep.Policies {
+		// The bound runs every job from its submission; a policy held back (NodePool limits,
+		// capacity it could not buy) runs some later, on a fleet the bound does not describe.
+		if p.CostUSD < rep.Bound.CostUSD {
+			rep.Assumptions = append(rep.Assumptions, fmt.Sprintf(
+				"%s cost less than the bound ($%.0f < $%.0f) because it started jobs late (pending p99 %s): the bound assumes every job starts at its submission, so it is no floor for a fleet that defers work; replay with NodePools without limits to compare",
+				p.Policy, p.CostUSD, rep.Bound.CostUSD, time.Duration(p.PendingP99Seconds*float64(time.Second)).Round(time.Minute)))
+		}
+	}
+}

@@ -1,0 +1,306 @@
+package sim
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/solver"
+)
+
+// SpotToSpotMinTypes is how many cheaper instance types a spot node's replacement must be able
+// to launch as before consolidation replaces spot with spot (Karpenter's rule: replacing a spot
+// node with the single cheapest type would chase the spot market into interruptions).
+const SpotToSpotMinTypes = 15
+
+// tenonDisrupter is the simulator's interim implementation of tenon's disruption methods, to
+// be replaced by pkg/disruption: per pass, in order,
+//
+//  1. expiration: nodes older than their pool's expireAfter go (forceful: no budget, no
+//     replacement launched ahead; their pods are provisioned again);
+//  2. emptiness: ready nodes without pods, quiet for consolidateAfter, go within the Empty
+//     budget;
+//  3. single-node consolidation (WhenEmptyOrUnderutilized): quiet nodes, fewest pods first
+//     (then dearest), are each checked with the solver: their pods re-solved against the rest
+//     of the cluster with the node excluded. No new claim: the node is deleted; one claim
+//     cheaper than the node: it is replaced (spot by spot only with SpotToSpotMinTypes cheaper
+//     options). The first candidate that passes makes the pass's command, within the
+//     Underutilized budget.
+//
+// Cheap necessary conditions (room left elsewhere, a cheaper type that holds the pods) spare
+// the solver the candidates that cannot pass.
+type tenonDisrupter struct {
+	t       *tenon
+	all     *ladder
+	notSpot *ladder
+	// failed remembers the candidates the solver rejected, with the room epoch and node
+	// change they were rejected at: a rejection stands until some node's room grows, a node
+	// launches or the offerings change (more room can only help), or the node itself changes.
+	failed failures
+	gate   quietGate
+}
+
+// quietGate skips disruption passes that cannot find anything: after a pass that found
+// nothing, only more room (RoomEpoch: a pod leaving a node, a launch, a node going) or the
+// time the pass asked to wake at can make a method succeed; pods binding only take room.
+type quietGate struct {
+	valid bool
+	epoch uint64
+	wake  time.Time
+}
+
+func (g *quietGate) skip(now time.Time, v *View) bool {
+	return g.valid && v.RoomEpoch() == g.epoch && (g.wake.IsZero() || now.Before(g.wake))
+}
+
+func (g *quietGate) record(v *View, cmds []Command, wake time.Time) {
+	g.valid, g.epoch, g.wake = len(cmds) == 0, v.RoomEpoch(), wake
+}
+
+type failure struct {
+	epoch  uint64
+	change time.Duration
+}
+
+// Pass runs the methods in order, unless nothing that could make one succeed happened since
+// the last pass that found nothing (see quietGate).
+func (d *tenonDisrupter) Pass(now time.Time, v *View) ([]Command, time.Time) {
+	if d.gate.skip(now, v) {
+		return nil, d.gate.wake
+	}
+	cmds, wake := d.pass(now, v)
+	d.gate.record(v, cmds, wake)
+	return cmds, wake
+}
+
+func (d *tenonDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
+	env := v.Env()
+	nodes := v.Nodes()
+	t := v.Now()
+	var wake time.Duration = -1
+	soon := func(at time.Duration) {
+		if wake < 0 || at < wake {
+			wake = at
+		}
+	}
+	var cmds []Command
+	// Expiration.
+	for _, n := range nodes {
+		p := env.Pools[n.Pool]
+		if n.Disrupting || p.ExpireAfter < 0 {
+			continue
+		}
+		if at := n.Launched + p.ExpireAfter; at <= t {
+			cmds = append(cmds, Command{Reason: ReasonExpired, Nodes: []NodeID{n.ID}})
+		} else {
+			soon(at)
+		}
+	}
+	// Emptiness.
+	allowed := map[int]int{}
+	for _, n := range nodes {
+		p := env.Pools[n.Pool]
+		if n.Disrupting || n.State != NodeReady || !n.Empty() || p.ConsolidateAfter < 0 || expiring(cmds, n.ID) {
+			continue
+		}
+		if at := n.LastChange + p.ConsolidateAfter; at > t {
+			soon(at)
+			continue
+		}
+		left, ok := allowed[n.Pool]
+		if !ok {
+			left = v.Allowed(n.Pool, apisv1.DisruptionReasonEmpty)
+		}
+		if left > 0 {
+			cmds = append(cmds, Command{Reason: ReasonEmpty, Nodes: []NodeID{n.ID}, Savings: n.Price})
+			left--
+		}
+		allowed[n.Pool] = left
+	}
+	if len(cmds) > 0 {
+		return cmds, wakeTime(now, t, wake)
+	}
+	// Single-node consolidation: the quiet nodes that pass the necessary conditions (and were
+	// not rejected since the last time room grew), fewest pods first, then dearest.
+	var ri *roomIndex
+	var cands []candidate
+	for _, n := range nodes {
+		p := env.Pools[n.Pool]
+		if n.Disrupting || n.State != NodeReady || n.Empty() || p.ConsolidateAfter < 0 || p.Policy == apisv1.ConsolidationPolicyWhenEmpty {
+			continue
+		}
+		if at := n.LastChange + p.ConsolidateAfter; at > t {
+			soon(at)
+			continue
+		}
+		if d.failedAt(v, n) {
+			continue
+		}
+		if ri == nil {
+			ri = newRoomIndex(v, nodes)
+			if d.all == nil {
+				d.all, d.notSpot = ladders(env.Pools)
+			}
+		}
+		del, repl := ri.movable([]*Node{n}, n.Price, n.Offering.CapacityType == apisv1.CapacityTypeSpot, d.all, d.notSpot)
+		if !del && !repl {
+			d.fail(v, n)
+			continue
+		}
+		cands = append(cands, candidate{n: n, del: del})
+	}
+	slices.SortStableFunc(cands, func(a, b candidate) int {
+		return cmp.Or(cmp.Compare(len(a.n.Pods), len(b.n.Pods)), cmp.Compare(b.n.Price, a.n.Price), cmp.Compare(a.n.ID, b.n.ID))
+	})
+	pc := &passCache{}
+	budget := map[int]int{}
+	for _, c := range cands {
+		left, ok := budget[c.n.Pool]
+		if !ok {
+			left = v.Allowed(c.n.Pool, apisv1.DisruptionReasonUnderutilized)
+			budget[c.n.Pool] = left
+		}
+		if left <= 0 {
+			continue
+		}
+		if cmd, ok := d.check(v, pc, c, cands); ok {
+			return []Command{cmd}, wakeTime(now, t, wake)
+		}
+		d.fail(v, c.n)
+	}
+	return nil, wakeTime(now, t, wake)
+}
+
+// candidate is a node consolidation may take away; del is set when its pods may fit on the
+// other nodes.
+type candidate struct {
+	n   *Node
+	del bool
+}
+
+// passCache holds the snapshots one pass prepares, when first needed: the nodes alone (for
+// deletes), and the nodes with the pools (for replacements).
+type passCache struct {
+	nodes, full *solver.Prepared
+}
+
+func (d *tenonDisrupter) fail(v *View, n *Node) { d.failed.set(v, n) }
+
+func (d *tenonDisrupter) failedAt(v *View, n *Node) bool { return d.failed.has(v, n) }
+
+// failures remember, per node, the room epoch and the node's last change at which it was
+// rejected.
+type failures []failure
+
+func (f *failures) set(v *View, n *Node) {
+	for len(*f) <= int(n.ID) {
+		*f = append(*f, failure{epoch: ^uint64(0)})
+	}
+	(*f)[n.ID] = failure{epoch: v.RoomEpoch(), change: n.LastChange}
+}
+
+func (f failures) has(v *View, n *Node) bool {
+	return int(n.ID) < len(f) && f[n.ID].epoch == v.RoomEpoch() && f[n.ID].change == n.LastChange
+}
+
+func wakeTime(now time.Time, t, wake time.Duration) time.Time {
+	if wake < 0 {
+		return time.Time{}
+	}
+	return now.Add(wake - t)
+}
+
+func expiring(cmds []Command, id NodeID) bool {
+	for _, c := range cmds {
+		if c.Reason == ReasonExpired && c.Nodes[0] == id {
+			return true
+		}
+	}
+	return false
+}
+
+// check re-solves a candidate's pods without it: against the other nodes alone (a delete),
+// then with the pools too (a replacement by one cheaper claim). When no other node has room
+// for any of its pods, the pools alone give the same plan (see tenon.poolsOnly).
+func (d *tenonDisrupter) check(v *View, pc *passCache, c candidate, cands []candidate) (Command, bool) {
+	n := c.n
+	pods := make([]*corev1.Pod, len(n.Pods))
+	for i, id := range n.Pods {
+		pods[i] = v.APIPod(id)
+	}
+	opts := solver.Options{SkipBound: true, ExcludeNodes: []string{n.Name}, HostnamePrefix: "replacement-"}
+	shapes := shapeSet(v, n.Pods)
+	room := d.t.roomFor(v, shapes, n.ID)
+	if c.del && room {
+		if pc.nodes == nil {
+			snap := d.t.snapshot(v, candidateShapes(v, cands), nil)
+			snap.NodePools = nil
+			var err error
+			if pc.nodes, err = solver.Prepare(snap); err != nil {
+				return Command{}, false
+			}
+		}
+		v.CountSolve()
+		plan, err := pc.nodes.Solve(pods, opts)
+		if err == nil && len(plan.Unschedulable) == 0 && len(plan.Claims) == 0 {
+			return Command{Reason: ReasonUnderutilized, Nodes: []NodeID{n.ID}, Savings: n.Price}, true
+		}
+	}
+	prep := d.t.poolsOnly(v, shapes)
+	if room {
+		if pc.full == nil {
+			var err error
+			if pc.full, err = solver.Prepare(d.t.snapshot(v, candidateShapes(v, cands), nil)); err != nil {
+				return Command{}, false
+			}
+		}
+		prep = pc.full
+	}
+	v.CountSolve()
+	plan, err := prep.Solve(pods, opts)
+	if err != nil || len(plan.Unschedulable) > 0 || len(plan.Claims) != 1 {
+		return Command{}, false
+	}
+	cl := plan.Claims[0]
+	if cl.Price >= n.Price {
+		return Command{}, false
+	}
+	reason := ReasonUnderutilized
+	if n.Offering.CapacityType == apisv1.CapacityTypeSpot && cl.Offering.CapacityType == apisv1.CapacityTypeSpot {
+		if cheaperOptions(cl, n.Price) < SpotToSpotMinTypes {
+			return Command{}, false
+		}
+		reason = ReasonSpotToSpot
+	}
+	l := Launch{Pool: d.t.poolIndex(cl.NodePool), Type: cl.InstanceType, Offering: cl.Offering, Options: cl.NodeClaimRequirements()}
+	return Command{Reason: reason, Nodes: []NodeID{n.ID}, Replacements: []Launch{l}, Savings: n.Price - cl.Price}, true
+}
+
+// candidateShapes returns the shapes running on the candidates.
+func candidateShapes(v *View, cands []candidate) []int {
+	var pods []PodID
+	for _, c := range cands {
+		pods = append(pods, c.n.Pods...)
+	}
+	return shapeSet(v, pods)
+}
+
+// cheaperOptions counts the claim's instance types whose cheapest offering within its
+// requirements costs less than price.
+func cheaperOptions(c *solver.Claim, price float64) int {
+	q := catalog.NewQuery(c.Requirements)
+	k := 0
+	for _, it := range c.InstanceTypes {
+		if o := q.Cheapest(it); o >= 0 && it.Offerings[o].Price < price {
+			k++
+		}
+	}
+	return k
+}
+
+var inf = math.Inf(1)

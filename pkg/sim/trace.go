@@ -1,0 +1,286 @@
+package sim
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// TraceColumns are the columns a trace must have (in any order; others are ignored).
+var TraceColumns = []string{"submit_s", "duration_s", "replicas", "cpu_milli", "memory_mib", "gpu", "gpu_type"}
+
+// TraceOptions say how to read a trace.
+type TraceOptions struct {
+	// CPUPerGPU (millicores) and MemoryPerGPU (bytes) fill blank cpu_milli and memory_mib cells
+	// of rows that ask for GPUs: a pod with g GPUs asks for g times as much.
+	CPUPerGPU    int64
+	MemoryPerGPU int64
+	// CPUPerPod (millicores) and MemoryPerPod (bytes) fill blank cells of rows without GPUs;
+	// when zero, such rows are skipped.
+	CPUPerPod    int64
+	MemoryPerPod int64
+	// GPUNames are the values of karpenter.k8s.aws/instance-gpu-name the catalog sells. A
+	// gpu_type that maps to none of them is skipped. Nil accepts any name.
+	GPUNames []string
+	// Strict turns every skip into an error.
+	Strict bool
+}
+
+// Trace is a job trace as read: one row per job, in file order.
+type Trace struct {
+	Rows []TraceRow
+	// Filled counts the rows whose CPU or memory came from the options.
+	Filled  int
+	options TraceOptions
+}
+
+// TraceRow is one job of a trace.
+type TraceRow struct {
+	Line     int
+	Submit   time.Duration
+	Duration time.Duration
+	Replicas int
+	// CPUMilli and MemoryBytes are per pod (per replica), after filling blanks.
+	CPUMilli    int64
+	MemoryBytes int64
+	GPU         int64
+	// GPUName is the instance-gpu-name the job needs ("": any NVIDIA GPU); GPUType is the
+	// trace's own name for it.
+	GPUName string
+	GPUType string
+}
+
+// Skip is a row left out of a trace, and why.
+type Skip struct {
+	Line int
+	// Reason is the kind of problem ("negative duration", "unknown GPU type", ...), Detail the
+	// specifics.
+	Reason string
+	Detail string
+}
+
+func (s Skip) String() string { return fmt.Sprintf("line %d: %s: %s", s.Line, s.Reason, s.Detail) }
+
+// Skip reasons.
+const (
+	SkipNegative   = "negative value"
+	SkipDuration   = "negative duration"
+	SkipReplicas   = "no replicas"
+	SkipGPUType    = "unknown GPU type"
+	SkipNoRequests = "no CPU or memory request"
+	SkipGPUTypeNo  = "GPU type without GPUs"
+)
+
+// TraceError is an error about one line of a trace.
+type TraceError struct {
+	Line int
+	Err  error
+}
+
+func (e *TraceError) Error() string { return fmt.Sprintf("trace line %d: %v", e.Line, e.Err) }
+func (e *TraceError) Unwrap() error { return e.Err }
+
+// ReadTrace reads a CSV trace with the columns of TraceColumns (a header line first). A row
+// that cannot be read (missing columns, a number that does not parse) is an error naming its
+// line. A row that reads but cannot be simulated (a negative duration or count, a GPU type the
+// catalog does not sell, no replicas, no requests and nothing to fill them with) is skipped and
+// returned as a Skip, or is an error with Strict. Nothing is dropped silently: every data row
+// is either in the Trace or in the skips.
+func ReadTrace(r io.Reader, opts TraceOptions) (*Trace, []Skip, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if err == io.EOF {
+		return nil, nil, &TraceError{Line: 1, Err: errors.New("empty trace: no header")}
+	}
+	if err != nil {
+		return nil, nil, &TraceError{Line: 1, Err: err}
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
+	}
+	idx := make([]int, len(TraceColumns))
+	var missing []string
+	for i, name := range TraceColumns {
+		j, ok := col[name]
+		if !ok {
+			missing = append(missing, name)
+		}
+		idx[i] = j
+	}
+	if len(missing) > 0 {
+		return nil, nil, &TraceError{Line: 1, Err: fmt.Errorf("the header lacks column(s) %s (want %s)", strings.Join(missing, ", "), strings.Join(TraceColumns, ","))}
+	}
+	width := slices.Max(idx) + 1
+	known := map[string]bool{}
+	for _, n := range opts.GPUNames {
+		known[n] = true
+	}
+	t := &Trace{options: opts}
+	var skips []Skip
+	line := 1
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return nil, nil, &TraceError{Line: pe.Line, Err: pe.Err}
+			}
+			return nil, nil, &TraceError{Line: line + 1, Err: err}
+		}
+		line, _ = cr.FieldPos(0)
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue // a blank line
+		}
+		if len(rec) < width {
+			return nil, nil, &TraceError{Line: line, Err: fmt.Errorf("%d fields, want at least %d (%s)", len(rec), width, strings.Join(TraceColumns, ","))}
+		}
+		row, skip, err := parseRow(rec, idx, line, &opts, known)
+		if err != nil {
+			return nil, nil, &TraceError{Line: line, Err: err}
+		}
+		if skip != nil {
+			if opts.Strict {
+				return nil, nil, &TraceError{Line: line, Err: fmt.Errorf("%s: %s", skip.Reason, skip.Detail)}
+			}
+			skips = append(skips, *skip)
+			continue
+		}
+		if row.filled {
+			t.Filled++
+		}
+		t.Rows = append(t.Rows, row.TraceRow)
+	}
+	return t, skips, nil
+}
+
+type parsedRow struct {
+	TraceRow
+	filled bool
+}
+
+// parseRow reads one record; the columns are TraceColumns through idx.
+func parseRow(rec []string, idx []int, line int, opts *TraceOptions, known map[string]bool) (parsedRow, *Skip, error) {
+	field := func(i int) string { return strings.TrimSpace(rec[idx[i]]) }
+	num := func(i int, blankOK bool) (float64, bool, error) {
+		s := field(i)
+		if s == "" {
+			if blankOK {
+				return 0, false, nil
+			}
+			return 0, false, fmt.Errorf("%s is blank", TraceColumns[i])
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, false, fmt.Errorf("%s %q is not a number", TraceColumns[i], s)
+		}
+		return v, true, nil
+	}
+	var vals [6]float64
+	var present [6]bool
+	for i := range 6 {
+		blankOK := i == 3 || i == 4 || i == 5 // cpu, memory, gpu may be blank
+		v, ok, err := num(i, blankOK)
+		if err != nil {
+			return parsedRow{}, nil, err
+		}
+		vals[i], present[i] = v, ok
+	}
+	skip := func(reason, format string, args ...any) (parsedRow, *Skip, error) {
+		return parsedRow{}, &Skip{Line: line, Reason: reason, Detail: fmt.Sprintf(format, args...)}, nil
+	}
+	submit, duration, replicas, cpu, mem, gpu := vals[0], vals[1], vals[2], vals[3], vals[4], vals[5]
+	switch {
+	case duration < 0:
+		return skip(SkipDuration, "duration_s %s", field(1))
+	case submit < 0 || cpu < 0 || mem < 0 || gpu < 0 || replicas < 0:
+		return skip(SkipNegative, "submit_s, replicas, cpu_milli, memory_mib and gpu must not be negative")
+	case replicas < 1:
+		return skip(SkipReplicas, "replicas %s", field(2))
+	case gpu != math.Trunc(gpu) || replicas != math.Trunc(replicas):
+		return parsedRow{}, nil, fmt.Errorf("gpu %s and replicas %s must be whole numbers", field(5), field(2))
+	}
+	row := parsedRow{TraceRow: TraceRow{
+		Line:     line,
+		Submit:   seconds(submit),
+		Duration: seconds(duration),
+		Replicas: int(replicas),
+		GPU:      int64(gpu),
+		GPUType:  field(6),
+	}}
+	if row.GPUType != "" {
+		if row.GPU == 0 {
+			return skip(SkipGPUTypeNo, "gpu_type %q on a row with no GPUs", row.GPUType)
+		}
+		row.GPUName = GPUName(row.GPUType)
+		if len(known) > 0 && !known[row.GPUName] {
+			return skip(SkipGPUType, "%q (instance-gpu-name %q) is not sold in the catalog", row.GPUType, row.GPUName)
+		}
+	}
+	row.CPUMilli, row.MemoryBytes = int64(math.Ceil(cpu)), int64(math.Ceil(mem*(1<<20)))
+	if !present[3] || !present[4] {
+		perCPU, perMem := opts.CPUPerPod, opts.MemoryPerPod
+		if row.GPU > 0 {
+			perCPU, perMem = opts.CPUPerGPU*row.GPU, opts.MemoryPerGPU*row.GPU
+		}
+		if !present[3] {
+			row.CPUMilli = perCPU
+		}
+		if !present[4] {
+			row.MemoryBytes = perMem
+		}
+		row.filled = true
+	}
+	if row.CPUMilli == 0 && row.MemoryBytes == 0 && row.GPU == 0 {
+		return skip(SkipNoRequests, "the row asks for nothing (give --cpu-per-pod and --memory-per-pod to fill blank cells)")
+	}
+	return row, nil, nil
+}
+
+func seconds(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
+
+// GPUName maps a trace's GPU type to the value of karpenter.k8s.aws/instance-gpu-name: lower
+// case, without an "NVIDIA" or "Tesla" prefix, spaces as dashes (V100 → v100, "Tesla K80" →
+// k80, A100 → a100).
+func GPUName(gpuType string) string {
+	s := strings.ToLower(strings.TrimSpace(gpuType))
+	for _, p := range []string{"nvidia", "tesla"} {
+		s = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(s, p), "-"))
+	}
+	return strings.Join(strings.Fields(s), "-")
+}
+
+// SkipCounts returns how many rows were skipped per reason, in the order reasons first appear.
+func SkipCounts(skips []Skip) []SkipCount {
+	var out []SkipCount
+	at := map[string]int{}
+	for _, s := range skips {
+		i, ok := at[s.Reason]
+		if !ok {
+			i = len(out)
+			at[s.Reason] = i
+			out = append(out, SkipCount{Reason: s.Reason, FirstLine: s.Line, Example: s.Detail})
+		}
+		out[i].Count++
+	}
+	return out
+}
+
+// SkipCount is how many rows one reason skipped, with the first of them.
+type SkipCount struct {
+	Reason    string `json:"reason"`
+	Count     int    `json:"count"`
+	FirstLine int    `json:"firstLine"`
+	Example   string `json:"example"`
+}
