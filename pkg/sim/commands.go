@@ -52,8 +52,9 @@ func (r *run) execute(c Command) {
 		price -= n.Price
 	}
 	// The cloud may have launched a dearer offering than the command counted on (the one it
-	// chose had no room): a replacement that saves nothing is not made.
-	if price <= 0 {
+	// chose had no room): a consolidation that saves nothing is not made. Expiration and drift
+	// replace a node whatever the price.
+	if price <= 0 && (c.Reason == ReasonUnderutilized || c.Reason == ReasonSpotToSpot) {
 		r.cancel(cmd)
 	}
 }

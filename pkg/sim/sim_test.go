@@ -252,3 +252,27 @@ func TestPackageDisruption(t *testing.T) {
 		t.Errorf("pkg/disruption never acted")
 	}
 }
+
+// TestPackageExpirationReplacesOnce: an expired node is replaced even though its replacement
+// costs as much (expiration is not a saving), once per expiry, not relaunched pass after pass.
+func TestPackageExpirationReplacesOnce(t *testing.T) {
+	set := parseSet(t, strings.Replace(poolYAML("g4dn.xlarge"), "expireAfter: Never", "expireAfter: 1h", 1))
+	// One GPU job of 3.5 hours: its node expires three times.
+	env := traceEnv(t, set, "0,12600,1,,,1,\n")
+	for _, mode := range []string{DisruptionInterim, DisruptionPackage} {
+		t.Run(mode, func(t *testing.T) {
+			opts := exact()
+			opts.TenonDisruption = mode
+			p := simulate(t, env, opts, PolicyTenon).Policies[0]
+			if p.PodsUnfinished > 0 || p.PodsNeverStarted > 0 {
+				t.Fatalf("%d pods unfinished, %d never started", p.PodsUnfinished, p.PodsNeverStarted)
+			}
+			if got := p.NodesDisrupted[ReasonExpired]; got != 3 {
+				t.Errorf("%d nodes expired, want 3", got)
+			}
+			if p.NodesLaunched > 4 || p.Stats.Cancelled > 0 {
+				t.Errorf("%d nodes launched (want 4: the first and three replacements), %d commands cancelled", p.NodesLaunched, p.Stats.Cancelled)
+			}
+		})
+	}
+}
