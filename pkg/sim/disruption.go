@@ -145,3 +145,22 @@ func nextWake(v *View) time.Time {
 	}
 	return wakeTime(v.r.wall(t), t, wake)
 }
+
+// expirations are the commands that replace the nodes whose expireAfter has passed (forcefully:
+// budgets do not hold them back); soon learns when the next node expires.
+func expirations(v *View, soon func(time.Duration)) []Command {
+	env, t := v.Env(), v.Now()
+	var cmds []Command
+	for _, n := range v.Nodes() {
+		p := env.Pools[n.Pool]
+		if n.Disrupting || p.ExpireAfter < 0 {
+			continue
+		}
+		if at := n.Launched + p.ExpireAfter; at <= t {
+			cmds = append(cmds, Command{Reason: ReasonExpired, Nodes: []NodeID{n.ID}})
+		} else {
+			soon(at)
+		}
+	}
+	return cmds
+}

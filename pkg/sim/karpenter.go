@@ -104,18 +104,7 @@ func (d *karpenterDisrupter) pass(now time.Time, v *View) ([]Command, time.Time)
 			wake = at
 		}
 	}
-	var cmds []Command
-	for _, n := range nodes {
-		p := env.Pools[n.Pool]
-		if n.Disrupting || p.ExpireAfter < 0 {
-			continue
-		}
-		if at := n.Launched + p.ExpireAfter; at <= t {
-			cmds = append(cmds, Command{Reason: ReasonExpired, Nodes: []NodeID{n.ID}})
-		} else {
-			soon(at)
-		}
-	}
+	cmds := expirations(v, soon)
 	var empty, under []*Node
 	for _, n := range nodes {
 		p := env.Pools[n.Pool]

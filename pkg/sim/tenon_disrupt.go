@@ -88,19 +88,7 @@ func (d *tenonDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 			wake = at
 		}
 	}
-	var cmds []Command
-	// Expiration.
-	for _, n := range nodes {
-		p := env.Pools[n.Pool]
-		if n.Disrupting || p.ExpireAfter < 0 {
-			continue
-		}
-		if at := n.Launched + p.ExpireAfter; at <= t {
-			cmds = append(cmds, Command{Reason: ReasonExpired, Nodes: []NodeID{n.ID}})
-		} else {
-			soon(at)
-		}
-	}
+	cmds := expirations(v, soon)
 	// Emptiness.
 	allowed := map[int]int{}
 	for _, n := range nodes {

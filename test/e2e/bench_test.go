@@ -34,17 +34,7 @@ func BenchmarkProvisioning(b *testing.B) {
 }
 
 func benchProvision(b *testing.B, n int) {
-	all, err := crds.CRDs()
-	if err != nil {
-		b.Fatal(err)
-	}
-	fast := []string{"--kube-api-qps=2000", "--kube-api-burst=4000"}
-	cp := testenv.Start(b, controlplane.Options{Scheduler: true, ControllerManager: true, Kwok: true, CRDs: all,
-		ExtraArgs: map[string][]string{controlplane.ControllerManager: fast, controlplane.Scheduler: fast}})
-	kube, err := client.New(cp.RESTConfig(), client.Options{Scheme: operator.Scheme})
-	if err != nil {
-		b.Fatal(err)
-	}
+	cp, kube := benchControlPlane(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var mu sync.Mutex
@@ -145,4 +135,23 @@ func peakRSS() int64 {
 		return 0
 	}
 	return ru.Maxrss * 1024
+}
+
+// benchControlPlane starts the whole control plane (kube-scheduler, kube-controller-manager and
+// kwok included, their client rate limits raised so that they do not pace a benchmark) with
+// tenon's CRDs, and a client of it.
+func benchControlPlane(b *testing.B) (*controlplane.ControlPlane, client.Client) {
+	b.Helper()
+	all, err := crds.CRDs()
+	if err != nil {
+		b.Fatal(err)
+	}
+	fast := []string{"--kube-api-qps=2000", "--kube-api-burst=4000"}
+	cp := testenv.Start(b, controlplane.Options{Scheduler: true, ControllerManager: true, Kwok: true, CRDs: all,
+		ExtraArgs: map[string][]string{controlplane.ControllerManager: fast, controlplane.Scheduler: fast}})
+	kube, err := client.New(cp.RESTConfig(), client.Options{Scheme: operator.Scheme})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cp, kube
 }

@@ -17,9 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/tenon-sh/tenon/internal/controlplane"
-	"github.com/tenon-sh/tenon/internal/controlplane/testenv"
-	"github.com/tenon-sh/tenon/pkg/apis/crds"
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	disruptionctrl "github.com/tenon-sh/tenon/pkg/controllers/disruption"
@@ -112,17 +109,7 @@ func (w *disruptionWatch) waitQuiet(b *testing.B, timeout time.Duration) {
 }
 
 func benchDisruption(b *testing.B, from, to int) {
-	all, err := crds.CRDs()
-	if err != nil {
-		b.Fatal(err)
-	}
-	fast := []string{"--kube-api-qps=2000", "--kube-api-burst=4000"}
-	cp := testenv.Start(b, controlplane.Options{Scheduler: true, ControllerManager: true, Kwok: true, CRDs: all,
-		ExtraArgs: map[string][]string{controlplane.ControllerManager: fast, controlplane.Scheduler: fast}})
-	kube, err := client.New(cp.RESTConfig(), client.Options{Scheme: operator.Scheme})
-	if err != nil {
-		b.Fatal(err)
-	}
+	cp, kube := benchControlPlane(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w := &disruptionWatch{commands: map[string]int{}}

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
+	"github.com/tenon-sh/tenon/pkg/controllers/internal/kube"
 	"github.com/tenon-sh/tenon/pkg/state"
 )
 
@@ -48,17 +49,11 @@ type Options struct {
 }
 
 func (o *Options) defaults() {
-	setDefault(&o.PollInterval, DefaultPollInterval)
-	setDefault(&o.DrainLead, DefaultDrainLead)
-	setDefault(&o.UnavailableTTL, DefaultUnavailableTTL)
+	kube.DefaultPositive(&o.PollInterval, DefaultPollInterval)
+	kube.DefaultPositive(&o.DrainLead, DefaultDrainLead)
+	kube.DefaultPositive(&o.UnavailableTTL, DefaultUnavailableTTL)
 	if o.Workers <= 0 {
 		o.Workers = DefaultWorkers
-	}
-}
-
-func setDefault(d *time.Duration, def time.Duration) {
-	if *d <= 0 {
-		*d = def
 	}
 }
 

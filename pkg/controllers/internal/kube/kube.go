@@ -89,3 +89,11 @@ func Soonest(a, b time.Duration) time.Duration {
 		return min(a, b)
 	}
 }
+
+// DefaultPositive sets *v to def when it is zero or negative: the rule every controller option
+// that counts or times something follows.
+func DefaultPositive[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
+}

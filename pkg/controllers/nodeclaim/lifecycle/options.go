@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
+	"github.com/tenon-sh/tenon/pkg/controllers/internal/kube"
 )
 
 // ControllerName names the controller (in logs, metrics and as the source of its events).
@@ -43,21 +44,13 @@ type Options struct {
 }
 
 func (o *Options) defaults() {
-	setDefault(&o.LaunchTimeout, DefaultLaunchTimeout)
-	setDefault(&o.RegistrationTimeout, DefaultRegistrationTimeout)
-	setDefault(&o.UnavailableOfferingsTTL, DefaultUnavailableOfferingsTTL)
-	setDefault(&o.RetryBase, DefaultRetryBase)
-	setDefault(&o.RetryMax, DefaultRetryMax)
-	if o.MaxConcurrentReconciles <= 0 {
-		o.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
-	}
+	kube.DefaultPositive(&o.LaunchTimeout, DefaultLaunchTimeout)
+	kube.DefaultPositive(&o.RegistrationTimeout, DefaultRegistrationTimeout)
+	kube.DefaultPositive(&o.UnavailableOfferingsTTL, DefaultUnavailableOfferingsTTL)
+	kube.DefaultPositive(&o.RetryBase, DefaultRetryBase)
+	kube.DefaultPositive(&o.RetryMax, DefaultRetryMax)
+	kube.DefaultPositive(&o.MaxConcurrentReconciles, DefaultMaxConcurrentReconciles)
 	o.RetryMax = max(o.RetryMax, o.RetryBase)
-}
-
-func setDefault(d *time.Duration, def time.Duration) {
-	if *d <= 0 {
-		*d = def
-	}
 }
 
 // Deps are what the controller works with.

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
+	"github.com/tenon-sh/tenon/pkg/controllers/internal/kube"
 )
 
 // Names of the controllers (in logs and metrics, and the source of their events).
@@ -45,21 +46,13 @@ type Options struct {
 }
 
 func (o *Options) defaults() {
-	setDefault(&o.DrainPollInterval, DefaultDrainPollInterval)
-	setDefault(&o.EvictionRetryBase, DefaultEvictionRetryBase)
-	setDefault(&o.EvictionRetryMax, DefaultEvictionRetryMax)
-	setDefault(&o.InstancePollInterval, DefaultInstancePollInterval)
-	setDefault(&o.StuckPodTimeout, DefaultStuckPodTimeout)
-	if o.MaxConcurrentReconciles <= 0 {
-		o.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
-	}
+	kube.DefaultPositive(&o.DrainPollInterval, DefaultDrainPollInterval)
+	kube.DefaultPositive(&o.EvictionRetryBase, DefaultEvictionRetryBase)
+	kube.DefaultPositive(&o.EvictionRetryMax, DefaultEvictionRetryMax)
+	kube.DefaultPositive(&o.InstancePollInterval, DefaultInstancePollInterval)
+	kube.DefaultPositive(&o.StuckPodTimeout, DefaultStuckPodTimeout)
+	kube.DefaultPositive(&o.MaxConcurrentReconciles, DefaultMaxConcurrentReconciles)
 	o.EvictionRetryMax = max(o.EvictionRetryMax, o.EvictionRetryBase)
-}
-
-func setDefault(d *time.Duration, def time.Duration) {
-	if *d <= 0 {
-		*d = def
-	}
 }
 
 // Deps are what the controllers work with.
