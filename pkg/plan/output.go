@@ -19,7 +19,7 @@ type Result struct {
 	Placements    []Placement     `json:"placements"`
 	Unschedulable []Unschedulable `json:"unschedulable"`
 	// TotalPrice is the $/h of the new claims; LowerBound a proven floor under it; CostOverBound
-	// their ratio (1 when both are 0).
+	// their ratio (1 when both are 0, 0 when only the bound is: no finite ratio exists).
 	TotalPrice    float64 `json:"totalPrice"`
 	LowerBound    float64 `json:"lowerBound"`
 	CostOverBound float64 `json:"costOverBound"`
@@ -63,7 +63,7 @@ func NewResult(p *solver.Plan) *Result {
 	if p.LowerBound > 0 {
 		r.CostOverBound = round(p.Price / p.LowerBound)
 	} else if p.Price > 0 {
-		r.CostOverBound = math.Inf(1)
+		r.CostOverBound = 0 // JSON has no infinity
 	}
 	r.Claims = make([]Claim, 0, len(p.Claims))
 	for _, c := range p.Claims {

@@ -32,13 +32,13 @@ const (
 
 // Reason explains, as data, why a pod cannot go to a NodePool.
 type Reason struct {
-	Kind     ReasonKind
-	NodePool string
+	Kind     ReasonKind `json:"kind"`
+	NodePool string     `json:"nodePool,omitempty"`
 	// Key and Requirement name the label constraint, for ReasonRequirement and ReasonNoOffering.
-	Key         string
-	Requirement string
+	Key         string `json:"key,omitempty"`
+	Requirement string `json:"requirement,omitempty"`
 	// Detail carries the rest (the taint, the resource, the topology term) in words.
-	Detail string
+	Detail string `json:"detail,omitempty"`
 }
 
 func (r Reason) String() string {
