@@ -148,18 +148,25 @@ func (p *Prepared) instantiate(pods []*corev1.Pod, opts Options) *solve {
 		cp := *bp
 		s.pools = append(s.pools, &cp)
 	}
-	excluded := map[string]bool{}
-	for _, n := range opts.ExcludeNodes {
-		excluded[n] = true
+	var excluded map[string]bool
+	if len(opts.ExcludeNodes) > 0 {
+		excluded = make(map[string]bool, len(opts.ExcludeNodes))
+		for _, n := range opts.ExcludeNodes {
+			excluded[n] = true
+		}
 	}
+	// One allocation for every target's copy: a solve of a large cluster copies them all.
+	copies := make([]target, 0, len(b.targets))
+	s.targets = make([]*target, 0, len(b.targets))
 	for _, bt := range b.targets {
 		if excluded[bt.node.Name] {
 			continue
 		}
-		t := *bt
+		copies = append(copies, *bt)
+		t := &copies[len(copies)-1]
 		t.host = len(s.targets)
 		t.free = bt.free0
-		s.targets = append(s.targets, &t)
+		s.targets = append(s.targets, t)
 	}
 	// A snapshot with pods it cannot compile (a class error) still solves: those pods come back
 	// unschedulable with the error as their reason.
