@@ -116,7 +116,9 @@ func prepareNodes(b *solve) *Prepared {
 func (p *Prepared) Solve(pods []*corev1.Pod, opts Options) (*Plan, error) {
 	s := p.instantiate(pods, opts)
 	s.run()
-	if !opts.NoGuide && s.anyPackable() {
+	// A plan that buys nothing and leaves nothing unscheduled cannot be improved on; a disruption
+	// simulation whose pods fit on the other nodes is that case, and the common one.
+	if !opts.NoGuide && (len(s.out) > 0 || len(s.unschedulable) > 0) && s.anyPackable() {
 		g := p.instantiate(pods, opts)
 		g.guided = true
 		g.run()
