@@ -56,6 +56,7 @@ func (f *controllerFlags) registerDisruption(fs *pflag.FlagSet) {
 	fs.DurationVar(&d.ValidationDelay, "disruption-validation-delay", 0, "how long a disruption command waits before it is validated again and executed (default 15s)")
 	fs.DurationVar(&d.ReplacementTimeout, "disruption-replacement-timeout", 0, "how long a disruption command waits for its replacements to initialize before rolling back (default 10m)")
 	fs.DurationVar(&d.FailureBackoff, "disruption-failure-backoff", 0, "how long the nodes of a failed disruption command are left alone (default 5m)")
+	fs.DurationVar(&d.OrphanTaintInterval, "disruption-orphan-taint-interval", 0, "how often karpenter.sh/disrupted taints that no disruption command owns are removed (default 1m)")
 	fs.DurationVar(&d.DriftCheckInterval, "drift-check-interval", 0, "how long the cloud provider's drift verdict on a NodeClaim is reused (default 1m)")
 	registerDecisionFlags(fs, &d.Decision)
 }

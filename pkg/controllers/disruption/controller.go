@@ -102,7 +102,7 @@ func Register(mgr manager.Manager, deps Deps, opts Options) (*Controller, error)
 func (c *Controller) NeedLeaderElection() bool { return true }
 
 // Start removes the disrupted taints a previous process left behind, then runs a pass every
-// PassInterval until ctx ends. Commands still running then stop where they are; the next
+// PassInterval and looks for orphaned taints every OrphanTaintInterval until ctx ends. Commands still running then stop where they are; the next
 // leader's start-up cleans up after them.
 func (c *Controller) Start(ctx context.Context) error {
 	if c.opts.Disabled {
@@ -124,12 +124,18 @@ func (c *Controller) Start(ctx context.Context) error {
 	}
 	tick := c.deps.Clock.NewTicker(c.opts.PassInterval)
 	defer tick.Stop()
+	orphans := c.deps.Clock.NewTicker(c.opts.OrphanTaintInterval)
+	defer orphans.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C():
 			c.Pass(ctx)
+		case <-orphans.C():
+			if err := c.CleanupOrphanTaints(ctx); err != nil {
+				c.log.Error(err, "removing orphaned disrupted taints; trying again at the next interval")
+			}
 		}
 	}
 }

@@ -28,6 +28,7 @@ func TestOnControlPlane(t *testing.T) {
 	e := ctrltest.Start(t)
 	t.Run("RollbackWhenReplacementNeverInitializes", func(t *testing.T) { testRollback(t, e) })
 	t.Run("CleanupOrphanTaints", func(t *testing.T) { testCleanupOrphanTaints(t, e) })
+	t.Run("OrphanTaintsCleanedWhileRunning", func(t *testing.T) { testOrphanTaintsWhileRunning(t, e) })
 }
 
 // pool is a nodepool of m5 on-demand nodes that only drift disrupts.
@@ -183,5 +184,29 @@ func testCleanupOrphanTaints(t *testing.T, e *ctrltest.Env) {
 		if got := disruptionctrl.HasDisruptedTaint(e.Node(t, name)); got != want {
 			t.Errorf("node %s tainted %v after the cleanup, want %v", name, got, want)
 		}
+	}
+}
+
+// A disrupted taint that appears while the controller runs, owned by no command, is removed
+// within the orphan interval, not only at the next start-up.
+func testOrphanTaintsWhileRunning(t *testing.T, e *ctrltest.Env) {
+	ctx := context.Background()
+	e.NodeClass(t, "late-orphans", ctrltest.FastSpec())
+	np := pool("late-orphans", "late-orphans")
+	e.Create(t, np)
+	runController(t, e, disruptionctrl.Options{PassInterval: time.Hour, OrphanTaintInterval: 300 * time.Millisecond})
+	name, _ := claimOf(t, e, np, "late-orphans-a")
+	n := e.Node(t, name)
+	orig := n.DeepCopy()
+	n.Spec.Taints = append(n.Spec.Taints, apisv1.DisruptedNoScheduleTaint)
+	if err := e.Client.Patch(ctx, n, client.MergeFrom(orig)); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for disruptionctrl.HasDisruptedTaint(e.Node(t, name)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("node %s still carries the orphaned disrupted taint after 15s", name)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -18,11 +18,12 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultPassInterval       = 10 * time.Second
-	DefaultValidationDelay    = 15 * time.Second
-	DefaultReplacementTimeout = 10 * time.Minute
-	DefaultFailureBackoff     = 5 * time.Minute
-	DefaultDriftCheckInterval = time.Minute
+	DefaultPassInterval        = 10 * time.Second
+	DefaultValidationDelay     = 15 * time.Second
+	DefaultReplacementTimeout  = 10 * time.Minute
+	DefaultFailureBackoff      = 5 * time.Minute
+	DefaultDriftCheckInterval  = time.Minute
+	DefaultOrphanTaintInterval = time.Minute
 )
 
 // Options tune the disruption loop. A zero field takes its default.
@@ -43,6 +44,10 @@ type Options struct {
 	// DriftCheckInterval is how long the cloud provider's drift verdict on a NodeClaim is reused
 	// before the provider is asked again (default 1m).
 	DriftCheckInterval time.Duration
+	// OrphanTaintInterval is how often disrupted taints that no command owns are looked for and
+	// removed, besides once at start-up (default 1m): a command whose Node update was lost, or
+	// another writer of the taint, must not leave a node unschedulable for good.
+	OrphanTaintInterval time.Duration
 	// Decision tunes the decision itself: savings floors, spot-to-spot, simulation caps. Its
 	// Cursor is managed by the controller.
 	Decision disruption.Options
@@ -69,6 +74,9 @@ func (o *Options) defaults() {
 	}
 	if o.DriftCheckInterval <= 0 {
 		o.DriftCheckInterval = DefaultDriftCheckInterval
+	}
+	if o.OrphanTaintInterval <= 0 {
+		o.OrphanTaintInterval = DefaultOrphanTaintInterval
 	}
 }
 

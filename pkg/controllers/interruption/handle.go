@@ -86,11 +86,6 @@ func (c *Controller) drain(ctx context.Context, m cloudprovider.InterruptionMess
 			c.deps.Unavailable.MarkUnavailable(o, string(m.Kind), c.opts.UnavailableTTL)
 		}
 	}
-	if node != nil {
-		if err := c.taint(ctx, node); err != nil {
-			return fmt.Errorf("tainting Node %s: %w", node.Name, err)
-		}
-	}
 	names := []string{claim.Name}
 	if node != nil {
 		names = append(names, node.Name)
@@ -101,7 +96,15 @@ func (c *Controller) drain(ctx context.Context, m cloudprovider.InterruptionMess
 			marked = append(marked, n)
 		}
 	}
+	// Marked before tainted: the disruption controller's orphan cleanup leaves a marked node's
+	// taint alone, and a taint it saw before the mark would be removed.
 	c.deps.Cluster.MarkForDeletion(names...)
+	if node != nil {
+		if err := c.taint(ctx, node); err != nil {
+			c.deps.Cluster.UnmarkForDeletion(marked...)
+			return fmt.Errorf("tainting Node %s: %w", node.Name, err)
+		}
+	}
 	if c.deps.Provisioner != nil {
 		c.deps.Provisioner.Trigger()
 	}
