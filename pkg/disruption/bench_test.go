@@ -61,7 +61,7 @@ func (f *fleet) snapshot() *Snapshot {
 }
 
 // fragmented provisions a mixed workload sized to about n nodes, then scales it down by 60%.
-func fragmented(b *testing.B, n int) *fleet {
+func fragmented(b testing.TB, n int) *fleet {
 	b.Helper()
 	np := &apisv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "general"}}
 	np.Spec.Template.Spec.Requirements = []apisv1.NodeSelectorRequirementWithMinValues{
@@ -126,7 +126,7 @@ func fragmented(b *testing.B, n int) *fleet {
 
 // dropEmpty applies the emptiness passes the scale-down calls for, so that the timed pass is a
 // consolidation pass.
-func (f *fleet) dropEmpty(b *testing.B) {
+func (f *fleet) dropEmpty(b testing.TB) {
 	for {
 		d, err := Decide(f.snapshot(), Options{})
 		if err != nil {

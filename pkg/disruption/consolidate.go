@@ -1,7 +1,9 @@
 package disruption
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -12,7 +14,9 @@ import (
 
 // consolidation removes or replaces underutilized nodes where that lowers the fleet's price:
 // first the largest set of candidates whose pods fit elsewhere with at most one replacement,
-// then candidates one at a time (delete, or replace by cheaper capacity, 1→N included).
+// or, when no set goes with one replacement, the largest set that fewer new nodes can hold
+// (N→M repack); then candidates one at a time (delete, or replace by cheaper capacity, 1→N
+// included).
 func (d *decider) consolidation() error {
 	var eligible []*candidate
 	for _, c := range d.ordered() {
@@ -43,15 +47,50 @@ func (d *decider) consolidation() error {
 	if len(eligible) == 0 {
 		return nil
 	}
-	if err := d.multiNode(eligible); err != nil {
+	before := len(d.dec.Commands)
+	if err := d.multiNode(eligible, evalMulti); err != nil {
 		return err
+	}
+	if len(d.dec.Commands) == before && !d.opts.NoRepack {
+		// No set goes with one replacement: repacking several nodes onto fewer new ones
+		// leaves the local optimum of one-replacement moves.
+		if err := d.multiNode(eligible, evalRepack); err != nil {
+			return err
+		}
 	}
 	return d.singleNode(eligible)
 }
 
+// evalKind is the shape of consolidation command a simulation may yield.
+type evalKind int
+
+const (
+	// evalSingle: one node, deleted or replaced by any number of cheaper nodes (1→N).
+	evalSingle evalKind = iota
+	// evalMulti: several nodes, with at most one replacement.
+	evalMulti
+	// evalRepack: several nodes onto fewer new nodes (N→M, M < N).
+	evalRepack
+)
+
 // multiNode binary-searches the longest prefix of the candidates (dearest first) that can go
 // at once with at most one replacement, for a saving above the floors.
-func (d *decider) multiNode(eligible []*candidate) error {
+func (d *decider) multiNode(eligible []*candidate, kind evalKind) error {
+	// The nodes whose pods leave most of their price unused merge best; the ones that save most
+	// come next.
+	byIdle := slices.Clone(eligible)
+	slices.SortStableFunc(byIdle, func(a, b *candidate) int { return cmp.Compare(b.idle, a.idle) })
+	for _, order := range [][]*candidate{byIdle, eligible} {
+		if done, err := d.multiNodePrefix(order, kind); done || err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// multiNodePrefix looks for the longest prefix of the candidates, in their order, that one
+// command can remove, and commits it. It reports whether it did.
+func (d *decider) multiNodePrefix(eligible []*candidate, kind evalKind) (bool, error) {
 	var prefix []*candidate
 	for _, c := range eligible {
 		if len(prefix) == d.opts.MaxMultiNode {
@@ -63,15 +102,15 @@ func (d *decider) multiNode(eligible []*candidate) error {
 		prefix = append(prefix, c)
 	}
 	if len(prefix) < 2 {
-		return nil
+		return false, nil
 	}
 	var best *Command
 	lo, hi := 2, len(prefix)
 	for lo <= hi && d.world.runs < d.opts.MaxSimulations {
 		mid := (lo + hi) / 2
-		cmd, _, err := d.evaluate(prefix[:mid], true)
+		cmd, _, err := d.evaluate(prefix[:mid], kind)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if cmd != nil {
 			best, lo = cmd, mid+1
@@ -80,9 +119,9 @@ func (d *decider) multiNode(eligible []*candidate) error {
 		}
 	}
 	if best == nil {
-		return nil
+		return false, nil
 	}
-	return d.commit(*best)
+	return true, d.commit(*best)
 }
 
 // singleNode judges candidates one at a time, starting where the last pass stopped.
@@ -113,7 +152,7 @@ func (d *decider) singleNode(eligible []*candidate) error {
 			d.skip(c, SkipReceiving, "it receives pods from another command of this pass")
 			continue
 		}
-		cmd, skip, err := d.evaluate([]*candidate{c}, false)
+		cmd, skip, err := d.evaluate([]*candidate{c}, evalSingle)
 		if err != nil {
 			return err
 		}
@@ -131,7 +170,7 @@ func (d *decider) singleNode(eligible []*candidate) error {
 
 // evaluate simulates removing the candidates and returns the command if it is worth it, or
 // why it is not. multi asks for at most one replacement.
-func (d *decider) evaluate(cs []*candidate, multi bool) (*Command, *Skip, error) {
+func (d *decider) evaluate(cs []*candidate, kind evalKind) (*Command, *Skip, error) {
 	pool := cs[0].NodePool
 	reject := func(r SkipReason, format string, args ...any) (*Command, *Skip, error) {
 		return nil, &Skip{Node: cs[0].Name, Reason: r, Message: fmt.Sprintf(format, args...)}, nil
@@ -154,10 +193,13 @@ func (d *decider) evaluate(cs []*candidate, multi bool) (*Command, *Skip, error)
 	if o.stranded > 0 {
 		return reject(SkipUnschedulable, "%d of its pods would fit nowhere", o.stranded)
 	}
-	if multi && len(o.replacements) > 1 {
+	switch {
+	case kind == evalMulti && len(o.replacements) > 1:
 		return reject(SkipNotCheaper, "together they would need %d replacements", len(o.replacements))
+	case kind == evalRepack && len(o.replacements) >= len(cs):
+		return reject(SkipNotCheaper, "their pods would need %d new nodes for %d removed", len(o.replacements), len(cs))
 	}
-	if multi && len(o.replacements) == 1 && !keepCheaperThanCandidates(o, cs) {
+	if kind != evalSingle && len(o.replacements) == 1 && !keepCheaperThanCandidates(o, cs) {
 		return reject(SkipNotCheaper, "the replacement is no cheaper than keeping one of them")
 	}
 	if r, msg := d.reservedRules(cs, o); r != "" {
@@ -183,7 +225,10 @@ func (d *decider) evaluate(cs []*candidate, multi bool) (*Command, *Skip, error)
 		}
 	}
 	why := "underutilized"
-	if multi {
+	switch {
+	case kind == evalRepack && len(o.replacements) > 1:
+		why = fmt.Sprintf("%d underutilized nodes repacked onto %d", len(cs), len(o.replacements))
+	case kind != evalSingle:
 		why = fmt.Sprintf("%d underutilized nodes together", len(cs))
 	}
 	cmd := d.command(MethodConsolidation, apisv1.DisruptionReasonUnderutilized, cs, o, why)

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/solver"
 )
 
@@ -70,6 +71,7 @@ func newDecider(s *Snapshot, opts Options) (*decider, error) {
 		if sn, ok := pods[n.Name]; ok {
 			c.all = sn.Pods
 			c.pods = reschedulable(sn.Pods)
+			c.idle = n.Price * (1 - used(sn))
 		}
 		c.disruptionCost = disruptionCost(c.pods)
 		d.cands = append(d.cands, c)
@@ -296,4 +298,21 @@ func (d *decider) ordered() []*candidate {
 		return strings.Compare(a.Name, b.Name)
 	})
 	return out
+}
+
+// used is the larger of the CPU and memory fractions of a node's allocatable its pods request.
+func used(n *solver.Node) float64 {
+	var req scheduling.Resources
+	for _, p := range n.Pods {
+		if r, err := scheduling.PodRequests(p); err == nil {
+			req = req.Add(r)
+		}
+	}
+	u := 0.0
+	for _, r := range []int{scheduling.CPU, scheduling.Memory} {
+		if a := n.Allocatable[r]; a > 0 {
+			u = max(u, float64(req[r])/float64(a))
+		}
+	}
+	return min(u, 1)
 }

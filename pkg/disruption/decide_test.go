@@ -270,3 +270,41 @@ func TestFloorsAndCursor(t *testing.T) {
 func resourceQty(s string) resource.Quantity { return resource.MustParse(s) }
 
 func ptrIntStr(i int) *intstr.IntOrString { v := intstr.FromInt(i); return &v }
+
+// A fragmented fleet settles past the local optimum of one-replacement moves: once no set of
+// nodes goes with one replacement, several go onto fewer new nodes (N→M), each such command
+// saving money and launching fewer nodes than it removes.
+func TestRepackSeveralNodesOntoFewer(t *testing.T) {
+	f := fragmented(t, 100)
+	f.dropEmpty(t)
+	before := f.price()
+	repacks := 0
+	cursor := ""
+	for passes := 0; passes < 200; passes++ {
+		d := decide(t, f.snapshot(), Options{Cursor: cursor})
+		cursor = d.Cursor
+		if len(d.Commands) == 0 && d.Outcome != OutcomeTruncated {
+			break
+		}
+		for _, c := range d.Commands {
+			if len(c.Candidates) < 2 || len(c.Replacements) < 2 {
+				continue
+			}
+			repacks++
+			if len(c.Replacements) >= len(c.Candidates) {
+				t.Errorf("a repack of %d nodes launches %d", len(c.Candidates), len(c.Replacements))
+			}
+			if c.Savings <= 0 || c.ReplacementPrice >= c.Price {
+				t.Errorf("a repack saves $%.4f/h: replacements $%.4f/h for $%.4f/h", c.Savings, c.ReplacementPrice, c.Price)
+			}
+		}
+		f.apply(d)
+		f.now = f.now.Add(10 * time.Minute)
+	}
+	if repacks == 0 {
+		t.Fatal("no N→M repack in the whole consolidation of a fragmented fleet")
+	}
+	if after := f.price(); after >= before {
+		t.Errorf("the fleet went from $%.2f/h to $%.2f/h", before, after)
+	}
+}

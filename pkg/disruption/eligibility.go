@@ -21,6 +21,9 @@ type candidate struct {
 	pods, all []*corev1.Pod
 	// disruptionCost weighs evicting the pods (one per pod, more for higher priority).
 	disruptionCost float64
+	// idle is the part of the node's price its pods leave unused: price × (1 − the larger of
+	// its CPU and memory requests over allocatable).
+	idle float64
 }
 
 // blocked says why a node may not be disrupted gracefully at all, or "" when it may.

@@ -38,6 +38,9 @@ type Options struct {
 	MaxMultiNode int
 	// MaxCommands caps the commands of one pass (default 10).
 	MaxCommands int
+	// NoRepack turns off N→M repacks (several nodes onto fewer new ones), leaving multi-node
+	// consolidation to sets that one replacement holds: fewer evictions, a costlier fleet.
+	NoRepack bool
 	// Cursor is where single-node consolidation resumes (the previous pass's Decision.Cursor).
 	Cursor string
 }

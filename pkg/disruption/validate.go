@@ -106,7 +106,13 @@ func Validate(s *Snapshot, cmd Command, opts Options) (Command, error) {
 			return invalid(c, SkipPolicy, "nodepool %s consolidates only empty nodes", c.NodePool)
 		}
 	}
-	fresh, skip, err := d.evaluate(cs, len(cs) > 1)
+	// A command of several nodes is re-simulated as a repack; the check below keeps it to
+	// the replacements it was decided with.
+	kind := evalSingle
+	if len(cs) > 1 {
+		kind = evalRepack
+	}
+	fresh, skip, err := d.evaluate(cs, kind)
 	if err != nil {
 		return Command{}, err
 	}
