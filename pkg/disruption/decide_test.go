@@ -275,7 +275,7 @@ func ptrIntStr(i int) *intstr.IntOrString { v := intstr.FromInt(i); return &v }
 // nodes goes with one replacement, several go onto fewer new nodes (N→M), each such command
 // saving money and launching fewer nodes than it removes.
 func TestRepackSeveralNodesOntoFewer(t *testing.T) {
-	f := fragmented(t, 100)
+	f := fragmented(t, 200)
 	f.dropEmpty(t)
 	before := f.price()
 	repacks := 0

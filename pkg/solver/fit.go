@@ -291,7 +291,7 @@ func (s *solve) claimFit(cl *newClaim, c *class, types scheduling.Bitset, mask u
 		best, bestPrice := s.cheapestFitting(p, types, mask, need, T)
 		if best >= 0 {
 			worth := (1 + upgradeSlack) * s.newPrice(p, c, w2-nT)
-			if !viable || s.force || bestPrice-cl.price <= worth+1e-9 {
+			if !viable || s.force || bestPrice-cl.price <= worth+1e-9 || s.growthPays(cl, best, bestPrice, need) {
 				return w, best
 			}
 		}
@@ -517,4 +517,28 @@ func (s *solve) consume(c *class, n int) {
 			s.demand[pi] = s.demand[pi].Sub(req)
 		}
 	}
+}
+
+// growthPays reports whether growing a claim to type best is worth it
+// although a new claim would hold the class's pods for less: the larger type costs no more per
+// unit of room than the claim's current one, and the pods still to place can fill the room it
+// adds. A greedy that opens the small new claim instead leaves both nodes part empty once the
+// later pods have had to grow other claims anyway.
+func (s *solve) growthPays(cl *newClaim, best int, bestPrice float64, need scheduling.Resources) bool {
+	p := cl.pool
+	if cl.price <= 0 {
+		return false
+	}
+	grown, cur := p.types[best].alloc, p.types[cl.target].alloc
+	surplus := grown.Sub(need)
+	rem := s.demand[p.index]
+	if surplus[scheduling.CPU] > rem[scheduling.CPU] || surplus[scheduling.Memory] > rem[scheduling.Memory] {
+		return false
+	}
+	return bestPrice/size(&grown) <= (1+upgradeSlack)*cl.price/size(&cur)
+}
+
+// size weighs a node's room as vCPUs plus GiB of memory over 4 (the general-purpose ratio).
+func size(r *scheduling.Resources) float64 {
+	return float64(r[scheduling.CPU])/1000 + float64(r[scheduling.Memory])/float64(4<<30)
 }

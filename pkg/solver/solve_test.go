@@ -208,3 +208,17 @@ func describe(p *Plan) string {
 	}
 	return b.String()
 }
+
+// TestSpreadMixFloor keeps the AWS spread mix (five Deployments with hostname anti-affinity,
+// five with zonal spread) from getting costlier. Claims grow to hold later pods when the larger
+// type is no dearer per unit and pods remain to fill it; a greedy that opened the cheapest new
+// claim instead left the mix at 1.152× its bound.
+func TestSpreadMixFloor(t *testing.T) {
+	plan := solveOK(t, &Snapshot{NodePools: awsPools(t), Pods: awsMix("spread")})
+	if len(plan.Unschedulable) > 0 || plan.LowerBound <= 0 {
+		t.Fatalf("%d unschedulable, bound %.4f", len(plan.Unschedulable), plan.LowerBound)
+	}
+	if r := plan.Price / plan.LowerBound; r > 1.105 {
+		t.Errorf("cost/bound %.4f, was 1.103", r)
+	}
+}
