@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/cloud"
@@ -37,8 +39,12 @@ func (p *Provider) Delete(ctx context.Context, claim *apisv1.NodeClaim) error {
 	status := instanceStatus(inst, m.status.NodeName)
 	p.mu.Unlock()
 
+	err = p.writeStatus(ctx, inst.ID, status)
 	p.poke()
-	if err := p.writeStatus(ctx, inst.ID, status); err != nil {
+	// An instance that terminated at once (no shutdown delay) may already have lost its record
+	// to the Kubelet, which deletes the SimInstance of a terminated instance whose Node is gone:
+	// that is the termination recorded, not a failure.
+	if err != nil && !(apierrors.IsNotFound(err) && inst.State == cloud.Terminated) {
 		return fmt.Errorf("recording the termination of %s: %w", inst.ID, err)
 	}
 	p.mu.Lock()
