@@ -76,12 +76,15 @@ func (s *solve) tryTarget(c *class, t *target, want int) int {
 	if !s.compatTarget(c, t) {
 		return 0
 	}
-	n := min(want, c.fit(&t.free))
+	n := min(want, c.fit(&s.free[t.base]))
 	if n == 0 {
 		return 0
 	}
 	if len(c.hostPorts) > 0 {
 		if _, clash := scheduling.HostPortConflict(t.ports, c.hostPorts); clash {
+			return 0
+		}
+		if _, clash := scheduling.HostPortConflict(s.portsAdded(t), c.hostPorts); clash {
 			return 0
 		}
 		n = 1
@@ -96,8 +99,13 @@ func (s *solve) tryTarget(c *class, t *target, want int) int {
 	if n <= 0 || s.dry {
 		return max(n, 0)
 	}
-	t.free = t.free.Sub(c.requests.Scale(int64(n)))
-	t.ports = append(t.ports, c.hostPorts...)
+	s.free[t.base] = s.free[t.base].Sub(c.requests.Scale(int64(n)))
+	if len(c.hostPorts) > 0 {
+		if s.addedPorts == nil {
+			s.addedPorts = make([][]scheduling.HostPort, s.nHosts)
+		}
+		s.addedPorts[t.base] = append(s.addedPorts[t.base], c.hostPorts...)
+	}
 	s.consume(c, n)
 	for _, pod := range c.take(n) {
 		s.placements = append(s.placements, Placement{Pod: pod, Node: t.node.Name, InFlight: t.node.InFlight})
@@ -358,7 +366,7 @@ func (s *solve) commitClaim(c *class, cl *newClaim, a *altInPool, n int, types s
 // pools of the highest weight that can hold the class, the pool, alternative and type with the
 // least price per pod of the class it will hold. It returns nil when no pool can.
 func (s *solve) openClaim(c *class, D, dv int, want int) *newClaim {
-	host := len(s.targets) + len(s.claims)
+	host := s.nHosts + len(s.claims)
 	capN := min(want, s.domainCap(c, dimHostname, host))
 	if len(c.hostPorts) > 0 {
 		capN = min(capN, 1)
@@ -541,4 +549,12 @@ func (s *solve) growthPays(cl *newClaim, best int, bestPrice float64, need sched
 // size weighs a node's room as vCPUs plus GiB of memory over 4 (the general-purpose ratio).
 func size(r *scheduling.Resources) float64 {
 	return float64(r[scheduling.CPU])/1000 + float64(r[scheduling.Memory])/float64(4<<30)
+}
+
+// portsAdded are the host ports this solve placed on t.
+func (s *solve) portsAdded(t *target) []scheduling.HostPort {
+	if s.addedPorts == nil {
+		return nil
+	}
+	return s.addedPorts[t.base]
 }

@@ -218,7 +218,7 @@ func (s *solve) openClaimOfType(c *class, p *pool, ti int) *newClaim {
 			continue
 		}
 		cl := &newClaim{
-			index: len(s.claims), host: len(s.targets) + len(s.claims), pool: p, types: a.types.Clone(),
+			index: len(s.claims), host: s.nHosts + len(s.claims), pool: p, types: a.types.Clone(),
 			zones: a.zones, cts: a.cts, residual: p.residual.Intersect(a.residual), target: -1, resv: -1,
 			maxAlloc: a.maxAlloc,
 		}

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
 
 // Prepared is a snapshot compiled once for many solves: the pools with their instance types and
@@ -18,6 +19,7 @@ import (
 // A Prepared is not safe for concurrent use: solves run one after the other.
 type Prepared struct {
 	base         *solve
+	free0        []scheduling.Resources // each target's room, by base index
 	existingKeys map[string]bool // label keys the selectors of running pods look at
 	anti         []existingAnti  // required anti-affinity terms of running pods
 	memos        map[string]*groupMemo
@@ -81,7 +83,10 @@ func (p *Prepared) WithNodes(snap *Snapshot) (*Prepared, error) {
 func prepareNodes(b *solve) *Prepared {
 	b.compileTargets()
 	b.cache.prev = nil // one generation back is enough
-	p := &Prepared{base: b, memos: map[string]*groupMemo{}}
+	p := &Prepared{base: b, memos: map[string]*groupMemo{}, free0: make([]scheduling.Resources, len(b.targets))}
+	for i, t := range b.targets {
+		p.free0[i] = t.free0
+	}
 	var running []*corev1.Pod
 	for _, t := range b.targets {
 		running = append(running, t.node.Pods...)
@@ -157,18 +162,17 @@ func (p *Prepared) instantiate(pods []*corev1.Pod, opts Options) *solve {
 			excluded[n] = true
 		}
 	}
-	// One allocation for every target's copy: a solve of a large cluster copies them all.
-	copies := make([]target, 0, len(b.targets))
-	s.targets = make([]*target, 0, len(b.targets))
-	for _, bt := range b.targets {
-		if excluded[bt.node.Name] {
-			continue
+	// The targets are shared; only their room is copied, one flat slice without pointers.
+	s.nHosts = len(b.targets)
+	s.free = slices.Clone(p.free0)
+	s.targets = b.targets
+	if excluded != nil {
+		s.targets = make([]*target, 0, len(b.targets))
+		for _, t := range b.targets {
+			if !excluded[t.node.Name] {
+				s.targets = append(s.targets, t)
+			}
 		}
-		copies = append(copies, *bt)
-		t := &copies[len(copies)-1]
-		t.host = len(s.targets)
-		t.free = bt.free0
-		s.targets = append(s.targets, t)
 	}
 	// A snapshot with pods it cannot compile (a class error) still solves: those pods come back
 	// unschedulable with the error as their reason.

@@ -53,6 +53,12 @@ type solve struct {
 	classes []*class
 	topo    *topology
 	targets []*target // existing nodes and in-flight claims, in the order they are tried
+	// free[t.base] is target t's room left in this solve; addedPorts[t.base] the host ports
+	// this solve placed on it (nil until a pod with host ports lands on some target). nHosts
+	// is the prepared snapshot's number of targets: new claims' hostnames come after them.
+	free       []scheduling.Resources
+	addedPorts [][]scheduling.HostPort
+	nHosts     int
 	cache   *compileCache
 	claims  []*newClaim
 	cidx    claimIndex

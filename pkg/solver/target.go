@@ -13,15 +13,16 @@ import (
 )
 
 // target is an existing node or an in-flight claim that pods may be placed on.
+//
+// Targets belong to the prepared snapshot and are shared by its solves, which never change
+// them: what a solve places on a target is in solve.free and solve.addedPorts.
 type target struct {
-	host   int // hostname domain; also the index in solve.targets
+	host   int // hostname domain: base (a solve that excludes nodes leaves their hosts unused)
 	node   *Node
-	free   scheduling.Resources
-	free0  scheduling.Resources // free room before this solve placed anything
+	free0  scheduling.Resources // free room before any solve placed anything
 	ports  []scheduling.HostPort
 	labels map[string]string
-	// base is the target's index among the prepared snapshot's targets (hostnames are renumbered
-	// per solve, since a solve may exclude nodes).
+	// base is the target's index among the prepared snapshot's targets.
 	base int
 	// sig identifies nodes identical for requirement and taint checks (labels but the hostname,
 	// and taints), so a class is checked once per signature.
@@ -65,7 +66,7 @@ func (s *solve) compileTargets() {
 	sigs := map[string]int{}
 	for _, n := range nodes {
 		e := s.cache.node(n, s.compileNode)
-		t := &target{host: len(s.targets), node: n, labels: e.labels, free: e.free, free0: e.free, ports: e.ports}
+		t := &target{host: len(s.targets), node: n, labels: e.labels, free0: e.free, ports: e.ports}
 		if i, ok := sigs[e.key]; ok {
 			t.sig = i
 		} else {

@@ -350,7 +350,7 @@ func (t *topology) attach(c *class) {
 	}
 	for _, g := range c.selfGroups {
 		g.pendingSelf += int32(len(c.pods))
-		g.claimBase = len(t.s.targets)
+		g.claimBase = t.s.nHosts
 		for pi := range t.s.pools {
 			if c.poolReason == nil || c.poolReason[pi] == nil {
 				g.pools |= 1 << pi
