@@ -21,24 +21,33 @@ import (
 // then every Deployment loses 60% of its replicas (the scale-down). One op is one pass: the time
 // to find the full set of commands it would run. After timing, passes are applied until none
 // acts, and the fleet's $/h is compared with the LP lower bound of the pods that remain.
+// The repack cases turn on Options.Repack (N→M moves).
 func BenchmarkConsolidate(b *testing.B) {
-	for _, n := range []int{100, 1000, 5000} {
-		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
-			fx := fragmented(b, n)
+	for _, bc := range []struct {
+		nodes  int
+		repack bool
+	}{{100, false}, {1000, false}, {1000, true}, {5000, false}} {
+		name := fmt.Sprintf("nodes=%d", bc.nodes)
+		if bc.repack {
+			name += "/repack"
+		}
+		b.Run(name, func(b *testing.B) {
+			fx := fragmented(b, bc.nodes)
 			fx.dropEmpty(b)
+			opts := Options{Repack: bc.repack}
 			b.ReportAllocs()
 			b.ResetTimer()
 			var d *Decision
 			for i := 0; i < b.N; i++ {
 				var err error
-				if d, err = Decide(fx.snapshot(), Options{}); err != nil {
+				if d, err = Decide(fx.snapshot(), opts); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(len(d.Commands)), "commands-first-pass")
 			b.ReportMetric(float64(d.Simulations), "simulations-first-pass")
-			fx.converge(b)
+			fx.converge(b, opts)
 		})
 	}
 }
@@ -198,14 +207,15 @@ func (f *fleet) price() float64 {
 
 // converge runs passes (ten simulated minutes apart) until one does nothing, then reports the
 // fleet against the lower bound of its pods.
-func (f *fleet) converge(b *testing.B) {
+func (f *fleet) converge(b *testing.B, opts Options) {
 	before, nodesBefore := f.price(), len(f.nodes)
 	cpu0 := cpuSeconds()
 	start := time.Now()
 	passes, evictions := 0, 0
 	cursor := ""
 	for ; passes < 1000; passes++ {
-		d, err := Decide(f.snapshot(), Options{Cursor: cursor})
+		opts.Cursor = cursor
+		d, err := Decide(f.snapshot(), opts)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -51,7 +51,7 @@ func (d *decider) consolidation() error {
 	if err := d.multiNode(eligible, evalMulti); err != nil {
 		return err
 	}
-	if len(d.dec.Commands) == before && !d.opts.NoRepack {
+	if len(d.dec.Commands) == before && d.opts.Repack {
 		// No set goes with one replacement: repacking several nodes onto fewer new ones
 		// leaves the local optimum of one-replacement moves.
 		if err := d.multiNode(eligible, evalRepack); err != nil {

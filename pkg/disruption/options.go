@@ -38,9 +38,11 @@ type Options struct {
 	MaxMultiNode int
 	// MaxCommands caps the commands of one pass (default 10).
 	MaxCommands int
-	// NoRepack turns off N→M repacks (several nodes onto fewer new ones), leaving multi-node
-	// consolidation to sets that one replacement holds: fewer evictions, a costlier fleet.
-	NoRepack bool
+	// Repack lets multi-node consolidation, when no set of nodes fits one replacement, move the
+	// largest set that fewer new nodes hold (N→M). Off by default: on a static fragmented fleet
+	// it settles cheaper (1.043× the bound instead of 1.064× at 1,000 nodes) for half as many
+	// evictions again, but on a trace of short jobs its churn costs more than it saves.
+	Repack bool
 	// Cursor is where single-node consolidation resumes (the previous pass's Decision.Cursor).
 	Cursor string
 }
