@@ -14,8 +14,8 @@ import (
 
 // consolidation removes or replaces underutilized nodes where that lowers the fleet's price:
 // first the largest set of candidates whose pods fit elsewhere with at most one replacement,
-// or, when no set goes with one replacement, the largest set that fewer new nodes can hold
-// (N→M repack); then candidates one at a time (delete, or replace by cheaper capacity, 1→N
+// or, with Options.Repack and when no set goes with one replacement, the largest set that
+// fewer new nodes can hold (N→M repack); then candidates one at a time (delete, or replace by cheaper capacity, 1→N
 // included).
 func (d *decider) consolidation() error {
 	var eligible []*candidate

@@ -44,6 +44,7 @@ func Decide(s *Snapshot, opts Options) (*Decision, error) {
 		}
 	}
 	d.dec.Simulations = d.world.runs
+	d.dec.Prepared = d.world.prep
 	if len(d.dec.Commands) > 0 {
 		d.dec.Outcome = OutcomeActed
 	} else if d.dec.Outcome == "" {
@@ -54,7 +55,7 @@ func Decide(s *Snapshot, opts Options) (*Decision, error) {
 
 func newDecider(s *Snapshot, opts Options) (*decider, error) {
 	opts = opts.withDefaults()
-	w, err := newWorld(s.Solver)
+	w, err := newWorld(s.Solver, s.Prepared)
 	if err != nil {
 		return nil, err
 	}

@@ -22,8 +22,8 @@ type world struct {
 	commits int
 }
 
-func newWorld(snap *solver.Snapshot) (*world, error) {
-	w := &world{snap: snap}
+func newWorld(snap *solver.Snapshot, prev *solver.Prepared) (*world, error) {
+	w := &world{snap: snap, prep: prev}
 	return w, w.prepare()
 }
 

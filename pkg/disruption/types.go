@@ -23,6 +23,11 @@ type Snapshot struct {
 	// PDBs limit evictions.
 	PDBs []*policyv1.PodDisruptionBudget
 	Now  time.Time
+	// Prepared, when set, is an earlier pass's prepared snapshot with the same NodePools,
+	// instance types, DaemonSets and namespaces as Solver (only nodes and pods differ): the pass
+	// then compiles only the nodes, and those unchanged since come from its cache. Decision.
+	// Prepared is what to pass next time.
+	Prepared *solver.Prepared
 }
 
 // Node is a machine tenon manages, as disruption sees it. Its pods, labels and allocatable are
@@ -149,4 +154,7 @@ type Decision struct {
 	Cursor string
 	// Simulations counts the solver runs of the pass.
 	Simulations int
+	// Prepared is the pass's prepared snapshot, for the next pass's Snapshot.Prepared when its
+	// NodePools, instance types, DaemonSets and namespaces are the same.
+	Prepared *solver.Prepared
 }

@@ -28,6 +28,10 @@ type packageDisrupter struct {
 	t      *tenon
 	cursor string
 	gate   quietGate
+	// prepared is the last pass's prepared snapshot, reused while the pools' instance types
+	// (their availability) stay at the versions in typesAt.
+	prepared *solver.Prepared
+	typesAt  []int
 }
 
 // Pass builds the snapshot pkg/disruption reads and maps its commands back.
@@ -48,7 +52,17 @@ func (d *packageDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 	}
 	snap := &solver.Snapshot{DaemonSets: env.Workload.DaemonSets}
 	pools := map[string]*apisv1.NodePool{}
-	for _, p := range env.Pools {
+	same := len(d.typesAt) == len(env.Pools)
+	for i, p := range env.Pools {
+		_, version := v.instanceTypes(p.Index)
+		if same && d.typesAt[i] != version {
+			same = false
+		}
+		if i < len(d.typesAt) {
+			d.typesAt[i] = version
+		} else {
+			d.typesAt = append(d.typesAt, version)
+		}
 		sp := p.Solver
 		sp.InstanceTypes = d.t.types(v, p, all)
 		sp.Usage, sp.Nodes = v.Usage(p.Index)
@@ -84,12 +98,17 @@ func (d *packageDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 		byName[n.Name] = n
 	}
 	v.CountSolve()
-	dec, err := disruption.Decide(&disruption.Snapshot{Solver: snap, NodePools: pools, Nodes: nodes, Now: now}, disruption.Options{Cursor: d.cursor})
+	ds := &disruption.Snapshot{Solver: snap, NodePools: pools, Nodes: nodes, Now: now}
+	if same {
+		ds.Prepared = d.prepared
+	}
+	dec, err := disruption.Decide(ds, disruption.Options{Cursor: d.cursor})
 	wake := nextWake(v)
 	if err != nil {
 		return nil, wake
 	}
 	d.cursor = dec.Cursor
+	d.prepared = dec.Prepared
 	var out []Command
 	for _, c := range dec.Commands {
 		cmd := Command{Savings: c.Savings}

@@ -76,7 +76,7 @@ func (s *solve) tryTarget(c *class, t *target, want int) int {
 	if !s.compatTarget(c, t) {
 		return 0
 	}
-	n := min(want, c.fit(&s.free[t.base]))
+	n := min(want, c.fit(s.roomOf(t)))
 	if n == 0 {
 		return 0
 	}
@@ -99,7 +99,7 @@ func (s *solve) tryTarget(c *class, t *target, want int) int {
 	if n <= 0 || s.dry {
 		return max(n, 0)
 	}
-	s.free[t.base] = s.free[t.base].Sub(c.requests.Scale(int64(n)))
+	s.take(t, c.requests.Scale(int64(n)))
 	if len(c.hostPorts) > 0 {
 		if s.addedPorts == nil {
 			s.addedPorts = make([][]scheduling.HostPort, s.nHosts)
@@ -557,4 +557,29 @@ func (s *solve) portsAdded(t *target) []scheduling.HostPort {
 		return nil
 	}
 	return s.addedPorts[t.base]
+}
+
+// roomOf is the room left on t in this solve; the caller must not change it (see take).
+func (s *solve) roomOf(t *target) *scheduling.Resources {
+	if s.freeIdx != nil {
+		if i := s.freeIdx[t.base]; i > 0 {
+			return &s.freeBuf[i-1]
+		}
+	}
+	return &s.free0[t.base]
+}
+
+// take records pods placed on t: its room in this solve shrinks by r. A solve copies the room
+// of the targets it places on, and only theirs; the others' is read from the prepared snapshot.
+func (s *solve) take(t *target, r scheduling.Resources) {
+	if s.freeIdx == nil {
+		s.freeIdx = make([]int32, s.nHosts)
+	}
+	i := s.freeIdx[t.base]
+	if i == 0 {
+		s.freeBuf = append(s.freeBuf, s.free0[t.base])
+		i = int32(len(s.freeBuf))
+		s.freeIdx[t.base] = i
+	}
+	s.freeBuf[i-1] = s.freeBuf[i-1].Sub(r)
 }

@@ -20,8 +20,8 @@ import (
 type Prepared struct {
 	base         *solve
 	free0        []scheduling.Resources // each target's room, by base index
-	existingKeys map[string]bool // label keys the selectors of running pods look at
-	anti         []existingAnti  // required anti-affinity terms of running pods
+	existingKeys map[string]bool        // label keys the selectors of running pods look at
+	anti         []existingAnti         // required anti-affinity terms of running pods
 	memos        map[string]*groupMemo
 	guide        *guideTypes // built on the first guided solve
 }
@@ -162,9 +162,9 @@ func (p *Prepared) instantiate(pods []*corev1.Pod, opts Options) *solve {
 			excluded[n] = true
 		}
 	}
-	// The targets are shared; only their room is copied, one flat slice without pointers.
+	// The targets and their room are shared; a solve copies the room of those it places on.
 	s.nHosts = len(b.targets)
-	s.free = slices.Clone(p.free0)
+	s.free0 = p.free0
 	s.targets = b.targets
 	if excluded != nil {
 		s.targets = make([]*target, 0, len(b.targets))

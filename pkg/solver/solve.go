@@ -53,15 +53,19 @@ type solve struct {
 	classes []*class
 	topo    *topology
 	targets []*target // existing nodes and in-flight claims, in the order they are tried
-	// free[t.base] is target t's room left in this solve; addedPorts[t.base] the host ports
-	// this solve placed on it (nil until a pod with host ports lands on some target). nHosts
-	// is the prepared snapshot's number of targets: new claims' hostnames come after them.
-	free       []scheduling.Resources
+	// free0[t.base] is target t's room before the solve (the prepared snapshot's, shared);
+	// freeIdx[t.base], when not 0, is 1 + the index in freeBuf of its room left in this solve
+	// (see roomOf and take). addedPorts[t.base] are the host ports this solve placed on it (nil
+	// until a pod with host ports lands somewhere). nHosts is the prepared snapshot's number of
+	// targets: new claims' hostnames come after them.
+	free0      []scheduling.Resources
+	freeIdx    []int32
+	freeBuf    []scheduling.Resources
 	addedPorts [][]scheduling.HostPort
 	nHosts     int
-	cache   *compileCache
-	claims  []*newClaim
-	cidx    claimIndex
+	cache      *compileCache
+	claims     []*newClaim
+	cidx       claimIndex
 	// demand[p] is what the pods not yet placed that pool p could hold ask for.
 	demand []scheduling.Resources
 	// room[p] is the free room of the claims of pool p opened so far, openClaims[p] their number.
