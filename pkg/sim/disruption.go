@@ -36,12 +36,7 @@ type packageDisrupter struct {
 
 // Pass builds the snapshot pkg/disruption reads and maps its commands back.
 func (d *packageDisrupter) Pass(now time.Time, v *View) ([]Command, time.Time) {
-	if d.gate.skip(now, v) {
-		return nil, d.gate.wake
-	}
-	cmds, wake := d.pass(now, v)
-	d.gate.record(v, cmds, wake)
-	return cmds, wake
+	return d.gate.run(now, v, d.pass)
 }
 
 func (d *packageDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {

@@ -95,15 +95,12 @@ func NewEnv(set *manifest.Set, w *Workload, opts EnvOptions) (*Env, error) {
 	for _, ds := range set.DaemonSets {
 		w.DaemonSets = append(w.DaemonSets, solver.DaemonSet{Namespace: ds.Namespace, Name: ds.Name, Pod: set.DaemonSetPod(ds)})
 	}
+	classes, err := simNodeClasses(set)
+	if err != nil {
+		return nil, err
+	}
 	nodeClasses := map[string]*simv1alpha1.SimNodeClass{}
-	for _, u := range set.Other {
-		if u.GetKind() != simv1alpha1.SimNodeClassKind {
-			continue
-		}
-		nc := &simv1alpha1.SimNodeClass{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, nc); err != nil {
-			return nil, fmt.Errorf("SimNodeClass %s: %w", u.GetName(), err)
-		}
+	for _, nc := range classes {
 		nodeClasses[nc.Name] = nc
 	}
 	for _, np := range set.NodePools {
@@ -267,7 +264,30 @@ func GPUNames(set *manifest.Set, region string) ([]string, error) {
 			}
 		}
 	}
-	seen := false
+	classes, err := simNodeClasses(set)
+	if err != nil {
+		return nil, err
+	}
+	for _, nc := range classes {
+		cfg, err := simulated.OfflineClassConfig(nc)
+		if err != nil {
+			return nil, err
+		}
+		add(cfg.Catalog)
+	}
+	if len(classes) == 0 {
+		cat, err := catalog.Load(region)
+		if err != nil {
+			return nil, err
+		}
+		add(cat)
+	}
+	return slices.Sorted(maps.Keys(names)), nil
+}
+
+// simNodeClasses decodes the manifests' SimNodeClasses.
+func simNodeClasses(set *manifest.Set) ([]*simv1alpha1.SimNodeClass, error) {
+	var out []*simv1alpha1.SimNodeClass
 	for _, u := range set.Other {
 		if u.GetKind() != simv1alpha1.SimNodeClassKind {
 			continue
@@ -276,19 +296,7 @@ func GPUNames(set *manifest.Set, region string) ([]string, error) {
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, nc); err != nil {
 			return nil, fmt.Errorf("SimNodeClass %s: %w", u.GetName(), err)
 		}
-		cfg, err := simulated.OfflineClassConfig(nc)
-		if err != nil {
-			return nil, err
-		}
-		add(cfg.Catalog)
-		seen = true
+		out = append(out, nc)
 	}
-	if !seen {
-		cat, err := catalog.Load(region)
-		if err != nil {
-			return nil, err
-		}
-		add(cat)
-	}
-	return slices.Sorted(maps.Keys(names)), nil
+	return out, nil
 }

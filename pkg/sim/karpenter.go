@@ -86,12 +86,7 @@ type karpenterDisrupter struct {
 // Passes that cannot find anything are skipped (see quietGate; Karpenter likewise skips
 // consolidation while the cluster has not changed since it last found nothing).
 func (d *karpenterDisrupter) Pass(now time.Time, v *View) ([]Command, time.Time) {
-	if d.gate.skip(now, v) {
-		return nil, d.gate.wake
-	}
-	cmds, wake := d.pass(now, v)
-	d.gate.record(v, cmds, wake)
-	return cmds, wake
+	return d.gate.run(now, v, d.pass)
 }
 
 func (d *karpenterDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {

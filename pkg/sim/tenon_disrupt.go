@@ -54,6 +54,16 @@ type quietGate struct {
 	wake  time.Time
 }
 
+// run runs pass unless the gate says nothing can have changed since the last empty pass.
+func (g *quietGate) run(now time.Time, v *View, pass func(time.Time, *View) ([]Command, time.Time)) ([]Command, time.Time) {
+	if g.skip(now, v) {
+		return nil, g.wake
+	}
+	cmds, wake := pass(now, v)
+	g.record(v, cmds, wake)
+	return cmds, wake
+}
+
 func (g *quietGate) skip(now time.Time, v *View) bool {
 	return g.valid && v.RoomEpoch() == g.epoch && (g.wake.IsZero() || now.Before(g.wake))
 }
@@ -70,12 +80,7 @@ type failure struct {
 // Pass runs the methods in order, unless nothing that could make one succeed happened since
 // the last pass that found nothing (see quietGate).
 func (d *tenonDisrupter) Pass(now time.Time, v *View) ([]Command, time.Time) {
-	if d.gate.skip(now, v) {
-		return nil, d.gate.wake
-	}
-	cmds, wake := d.pass(now, v)
-	d.gate.record(v, cmds, wake)
-	return cmds, wake
+	return d.gate.run(now, v, d.pass)
 }
 
 func (d *tenonDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
