@@ -2,6 +2,7 @@ package disruption
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -9,6 +10,10 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
@@ -179,6 +184,7 @@ func (c *Controller) Pass(ctx context.Context) PassResult {
 	c.mu.Lock()
 	c.cursor = dec.Cursor
 	c.mu.Unlock()
+	c.recordPodEvents(ctx, view)
 	PassDuration.WithLabelValues(string(dec.Outcome)).Observe(res.Duration.Seconds())
 	c.recordDecision(view, dec, busy)
 	for _, cmd := range dec.Commands {
@@ -355,4 +361,35 @@ func candidatesOf(ex *execution) []string {
 	out := slices.Clone(ex.cmd.Candidates)
 	slices.Sort(out)
 	return out
+}
+
+// maxPodEventWrites bounds the NodeClaim status writes of one pass's recordPodEvents; the rest
+// wait for the next pass.
+const maxPodEventWrites = 50
+
+// recordPodEvents writes a node's last pod event, as the cluster mirror saw it, into its
+// NodeClaim's status.lastPodEventTime when that is older (to the second it stores), so that
+// consolidateAfter keeps counting from the right moment across a restart of the controller.
+func (c *Controller) recordPodEvents(ctx context.Context, v *View) {
+	written := 0
+	for i := range v.Snapshot.Nodes {
+		e := &v.Snapshot.Nodes[i]
+		nc := v.Claims[e.Name]
+		if nc == nil || nc.DeletionTimestamp != nil || e.LastPodEvent.IsZero() ||
+			!e.LastPodEvent.Truncate(time.Second).After(nc.Status.LastPodEventTime.Time) {
+			continue
+		}
+		if written == maxPodEventWrites {
+			return
+		}
+		written++
+		patch, err := json.Marshal(map[string]any{"status": map[string]any{"lastPodEventTime": metav1.NewTime(e.LastPodEvent)}})
+		if err != nil {
+			continue
+		}
+		obj := &apisv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: nc.Name}}
+		if err := c.deps.Client.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
+			c.log.V(1).Info("recording the last pod event failed; trying again next pass", "nodeclaim", nc.Name, "error", err.Error())
+		}
+	}
 }

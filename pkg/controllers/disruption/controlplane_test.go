@@ -29,6 +29,7 @@ func TestOnControlPlane(t *testing.T) {
 	t.Run("RollbackWhenReplacementNeverInitializes", func(t *testing.T) { testRollback(t, e) })
 	t.Run("CleanupOrphanTaints", func(t *testing.T) { testCleanupOrphanTaints(t, e) })
 	t.Run("OrphanTaintsCleanedWhileRunning", func(t *testing.T) { testOrphanTaintsWhileRunning(t, e) })
+	t.Run("LastPodEventRecorded", func(t *testing.T) { testLastPodEventRecorded(t, e) })
 }
 
 // pool is a nodepool of m5 on-demand nodes that only drift disrupts.
@@ -206,6 +207,34 @@ func testOrphanTaintsWhileRunning(t *testing.T, e *ctrltest.Env) {
 	for disruptionctrl.HasDisruptedTaint(e.Node(t, name)) {
 		if time.Now().After(deadline) {
 			t.Fatalf("node %s still carries the orphaned disrupted taint after 15s", name)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// A pod arriving on a node is recorded in its NodeClaim's status.lastPodEventTime, so that
+// consolidateAfter survives a restart of the controller.
+func testLastPodEventRecorded(t *testing.T, e *ctrltest.Env) {
+	e.NodeClass(t, "podevents", ctrltest.FastSpec())
+	np := pool("podevents", "podevents")
+	e.Create(t, np)
+	runController(t, e, disruptionctrl.Options{PassInterval: 300 * time.Millisecond})
+	name, nc := claimOf(t, e, np, "podevents-a")
+	before := time.Now().Add(-time.Second)
+	e.Create(t, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "podevents-pod"},
+		Spec: corev1.PodSpec{NodeName: name, Containers: []corev1.Container{{Name: "c", Image: "busybox"}},
+			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}},
+	})
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		got := &apisv1.NodeClaim{}
+		e.Get(t, "", nc.Name, got)
+		if at := got.Status.LastPodEventTime.Time; !at.Before(before.Truncate(time.Second)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status.lastPodEventTime of %s is %v after a pod arrived at about %v", nc.Name, got.Status.LastPodEventTime, before)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
