@@ -20,6 +20,9 @@ type world struct {
 	// commits counts the commands applied; it keeps the placeholder hostnames of each
 	// command's replacements apart from those of the commands before it.
 	commits int
+	// reserved counts the reservation slots the committed replacements will take, by
+	// reservation ID: the snapshot's offerings do not know them yet.
+	reserved map[string]int
 }
 
 func newWorld(snap *solver.Snapshot, prev *solver.Prepared) (*world, error) {
@@ -40,7 +43,7 @@ func (w *world) prepare() error {
 		return err
 	}
 	w.prep = p
-	w.base, err = p.Solve(w.snap.Pods, solver.Options{SkipBound: true})
+	w.base, err = p.Solve(w.snap.Pods, solver.Options{SkipBound: true, ReservationsTaken: w.reserved})
 	w.runs++
 	return err
 }
@@ -59,7 +62,8 @@ type outcome struct {
 // remove simulates the nodes gone and their pods (with the pending backlog) placed elsewhere.
 func (w *world) remove(nodes []string, pods []*corev1.Pod) (*outcome, error) {
 	all := append(slices.Clone(w.snap.Pods), pods...)
-	plan, err := w.prep.Solve(all, solver.Options{SkipBound: true, ExcludeNodes: nodes, HostnamePrefix: fmt.Sprintf("replacement-%d-", w.commits)})
+	plan, err := w.prep.Solve(all, solver.Options{SkipBound: true, ExcludeNodes: nodes, HostnamePrefix: fmt.Sprintf("replacement-%d-", w.commits),
+		ReservationsTaken: w.reserved})
 	w.runs++
 	if err != nil {
 		return nil, err
@@ -108,6 +112,12 @@ func (w *world) commit(cmd *Command) error {
 		next.Nodes = append(next.Nodes, n)
 	}
 	for _, c := range cmd.Replacements {
+		if id := c.Offering.ReservationID; id != "" {
+			if w.reserved == nil {
+				w.reserved = map[string]int{}
+			}
+			w.reserved[id]++
+		}
 		labels := c.InstanceType.NodeLabels(&c.Offering)
 		for k, v := range c.Requirements.Labels() {
 			labels[k] = v

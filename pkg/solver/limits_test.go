@@ -70,6 +70,37 @@ func TestReservedOfferingsPreferredNeverOversubscribed(t *testing.T) {
 	}
 }
 
+// Reservation slots promised to claims the snapshot does not show (a disruption pass's
+// committed replacements) are counted off: of the two slots, one is left.
+func TestReservationsTaken(t *testing.T) {
+	cat, err := catalog.Load("us-east-1", catalog.WithReservations(catalog.Reservation{ID: "cr-1", InstanceType: "m5.xlarge", Zone: "us-east-1a", Count: 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, _ := cat.Get("m5.xlarge")
+	pool := nodePool("default", []*catalog.InstanceType{it}, scheduling.NewRequirements(scheduling.In(apisv1.CapacityTypeLabelKey, apisv1.CapacityTypeOnDemand, apisv1.CapacityTypeReserved)))
+	snap := &Snapshot{NodePools: []NodePool{pool}, Pods: pods(3, "2", "4Gi", labelled("app", "r"), antiAffinity(apisv1.LabelHostname, map[string]string{"app": "r"}))}
+	prep, err := Prepare(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for taken, want := range map[int]int{0: 2, 1: 1, 2: 0, 5: 0} {
+		plan, err := prep.Solve(snap.Pods, Options{ReservationsTaken: map[string]int{"cr-1": taken}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reserved := 0
+		for _, c := range plan.Claims {
+			if c.Offering.CapacityType == apisv1.CapacityTypeReserved {
+				reserved++
+			}
+		}
+		if reserved != want || len(plan.Claims) != 3 {
+			t.Errorf("%d slots taken: want %d reserved claims of 3, got %d reserved of %s", taken, want, reserved, describe(plan))
+		}
+	}
+}
+
 func TestHostPortsOnePerNode(t *testing.T) {
 	plan := solveOK(t, &Snapshot{NodePools: []NodePool{smallPool(t)}, Pods: pods(3, "100m", "128Mi", hostPort(8080))})
 	if len(plan.Claims) != 3 {

@@ -2,6 +2,7 @@ package solver
 
 import (
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -150,6 +151,12 @@ func (p *Prepared) instantiate(pods []*corev1.Pod, opts Options) *solve {
 		zones: b.zones, zoneIDs: b.zoneIDs, zoneIndex: b.zoneIndex, typeKeys: b.typeKeys,
 		daemons: b.daemons, reservationIndex: b.reservationIndex,
 		reservations: slices.Clone(b.reservationsInit), reservationsInit: b.reservationsInit,
+	}
+	for key, i := range b.reservationIndex {
+		// key is type/reservation ID/zone
+		if n := opts.ReservationsTaken[strings.Split(key, "/")[1]]; n > 0 {
+			s.reservations[i] = max(0, s.reservations[i]-n)
+		}
 	}
 	for _, bp := range b.pools {
 		cp := *bp

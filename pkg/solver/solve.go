@@ -28,6 +28,10 @@ type Options struct {
 	// NoGuide turns guided packing off: the solve is first-fit decreasing alone (the disruption
 	// loop's many small simulations gain little from it).
 	NoGuide bool
+	// ReservationsTaken counts, by reservation ID, slots already promised to claims the
+	// snapshot does not show yet (a disruption pass's committed replacements): the solve counts
+	// them off the reservations' remaining capacity.
+	ReservationsTaken map[string]int
 }
 
 // solve holds the compiled state of one Solve.
