@@ -23,6 +23,11 @@ unit:
 generate:
 	hack/generate.sh
 
-## bench: the benchmarks docs/performance.md reports.
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+## bench: the benchmarks docs/performance.md reports, each as that file gives its command
+## (the end-to-end ones start a control plane; the whole run takes about half an hour).
+bench: controlplane
+	$(GO) test ./pkg/solver -run '^$$' -bench 'SolveDiverse|SolveAWS|SolvePref' -benchmem -timeout 30m
+	$(GO) test ./pkg/solver/bound -run '^$$' -bench . -benchmem -timeout 30m
+	$(GO) test ./pkg/disruption -run '^$$' -bench 'Consolidate/nodes=(100|1000|1000/repack)$$' -benchtime 1x -benchmem -timeout 60m
+	$(GO) test ./pkg/sim -run '^$$' -bench 'SimulatePhilly/jobs=all' -benchtime 1x -timeout 30m
+	TENON_CONTROLPLANE_BIN=$$(hack/build-controlplane.sh --print) $(GO) test ./test/e2e -run '^$$' -bench 'Provisioning|DisruptionScaleDown' -benchtime 1x -timeout 90m
