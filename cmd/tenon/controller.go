@@ -70,7 +70,8 @@ func registerDecisionFlags(fs *pflag.FlagSet, o *disruption.Options) {
 	fs.DurationVar(&o.SpotToSpotMinAge, "spot-to-spot-min-age", 0, "how old a spot node must be before it is replaced by cheaper spot (default 10m)")
 	fs.Float64Var(&o.BalancedThreshold, "balanced-threshold", 0, "least score a Balanced nodepool consolidates at (default 0.5)")
 	fs.IntVar(&o.MaxSimulations, "disruption-max-simulations", 0, "solver runs one disruption pass may spend; the next pass resumes (default 2000)")
-	fs.BoolVar(&o.Repack, "consolidation-repack", false, "when no set of nodes fits one replacement, consolidate several nodes onto several fewer new ones (a cheaper settled fleet, more evictions)")
+	fs.DurationVar(&o.RepackAfter, "consolidation-repack-after", 0, "how long nodes must go without a pod arriving or leaving before consolidation may repack several of them onto fewer new ones (default 2h)")
+	fs.BoolVar(&o.NoRepack, "consolidation-no-repack", false, "never repack several nodes onto several fewer new ones; multi-node consolidation keeps to one replacement")
 }
 
 // fromEnv sets every flag not given on the command line from TENON_<NAME>.

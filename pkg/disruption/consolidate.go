@@ -14,8 +14,8 @@ import (
 
 // consolidation removes or replaces underutilized nodes where that lowers the fleet's price:
 // first the largest set of candidates whose pods fit elsewhere with at most one replacement,
-// or, with Options.Repack and when no set goes with one replacement, the largest set that
-// fewer new nodes can hold (N→M repack); then candidates one at a time (delete, or replace by cheaper capacity, 1→N
+// or, when no set goes with one replacement, the largest set of quiet nodes (Options.
+// RepackAfter) that fewer new nodes can hold (N→M repack); then candidates one at a time (delete, or replace by cheaper capacity, 1→N
 // included).
 func (d *decider) consolidation() error {
 	var eligible []*candidate
@@ -51,10 +51,20 @@ func (d *decider) consolidation() error {
 	if err := d.multiNode(eligible, evalMulti); err != nil {
 		return err
 	}
-	if len(d.dec.Commands) == before && d.opts.Repack {
+	if len(d.dec.Commands) == before && !d.opts.NoRepack {
 		// No set goes with one replacement: repacking several nodes onto fewer new ones
-		// leaves the local optimum of one-replacement moves.
-		if err := d.multiNode(eligible, evalRepack); err != nil {
+		// leaves the local optimum of one-replacement moves; only nodes quiet for RepackAfter.
+		var quiet []*candidate
+		for _, c := range eligible {
+			last := c.LastPodEvent
+			if c.CreatedAt.After(last) {
+				last = c.CreatedAt
+			}
+			if d.snap.Now.Sub(last) >= d.opts.RepackAfter {
+				quiet = append(quiet, c)
+			}
+		}
+		if err := d.multiNode(quiet, evalRepack); err != nil {
 			return err
 		}
 	}

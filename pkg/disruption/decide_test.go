@@ -281,7 +281,7 @@ func TestRepackSeveralNodesOntoFewer(t *testing.T) {
 	repacks := 0
 	cursor := ""
 	for passes := 0; passes < 200; passes++ {
-		d := decide(t, f.snapshot(), Options{Cursor: cursor, Repack: true})
+		d := decide(t, f.snapshot(), Options{Cursor: cursor})
 		cursor = d.Cursor
 		if len(d.Commands) == 0 && d.Outcome != OutcomeTruncated {
 			break

@@ -4,9 +4,9 @@
 // left alone. The controller executes and re-validates the commands.
 //
 // Methods run in order and the first that acts ends the pass: emptiness, drift, expiration,
-// then consolidation (multi-node with at most one replacement, or with Options.Repack, when no
-// such set exists, an N→M repack onto fewer new nodes; then single-node delete or replace, 1→N
-// splits and spot-to-spot included). Every simulation runs the same solver the provisioner runs, on one
+// then consolidation (multi-node with at most one replacement, or when no such set exists an
+// N→M repack of nodes quiet for Options.RepackAfter onto fewer new ones; then single-node
+// delete or replace, 1→N splits and spot-to-spot included). Every simulation runs the same solver the provisioner runs, on one
 // prepared snapshot per pass; candidates are ordered by what removing them saves (multi-node
 // also tries the nodes whose price is most idle first), and a pass resumes where the last one
 // stopped so that no node is starved.

@@ -38,16 +38,21 @@ type Options struct {
 	MaxMultiNode int
 	// MaxCommands caps the commands of one pass (default 10).
 	MaxCommands int
-	// Repack lets multi-node consolidation, when no set of nodes fits one replacement, move the
-	// largest set that fewer new nodes hold (N→M). Off by default: on a static fragmented fleet
-	// it settles cheaper (1.043× the bound instead of 1.064× at 1,000 nodes) for half as many
-	// evictions again, but on a trace of short jobs its churn costs more than it saves.
-	Repack bool
+	// RepackAfter lets multi-node consolidation, when no set of nodes fits one replacement,
+	// move the largest set that fewer new nodes hold (N→M), among nodes that have gone this long
+	// without a pod arriving or leaving (default 2h). Repacking only quiet nodes keeps its
+	// churn off a workload that is still moving, where it costs more than it saves. NoRepack
+	// turns it off.
+	RepackAfter time.Duration
+	NoRepack    bool
 	// Cursor is where single-node consolidation resumes (the previous pass's Decision.Cursor).
 	Cursor string
 }
 
 func (o Options) withDefaults() Options {
+	if o.RepackAfter <= 0 {
+		o.RepackAfter = 2 * time.Hour
+	}
 	if o.SpotToSpotMinInstanceTypes <= 0 {
 		o.SpotToSpotMinInstanceTypes = 15
 	}
