@@ -142,10 +142,10 @@ func (d *packageDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 // consolidateAfter or reaches its expireAfter (zero: none).
 func nextWake(v *View) time.Time {
 	t := v.Now()
-	var wake time.Duration = -1
+	wake := noWake
 	consider := func(at time.Duration) {
-		if at > t && (wake < 0 || at < wake) {
-			wake = at
+		if at > t {
+			wake.at(at)
 		}
 	}
 	for _, n := range v.Nodes() {
@@ -157,7 +157,7 @@ func nextWake(v *View) time.Time {
 			consider(n.Launched + p.ExpireAfter)
 		}
 	}
-	return wakeTime(v.r.wall(t), t, wake)
+	return wake.time(v.r.wall(t), t)
 }
 
 // expirations are the commands that replace the nodes whose expireAfter has passed (forcefully:

@@ -93,13 +93,8 @@ func (d *karpenterDisrupter) pass(now time.Time, v *View) ([]Command, time.Time)
 	env := v.Env()
 	t := v.Now()
 	nodes := v.Nodes()
-	var wake time.Duration = -1
-	soon := func(at time.Duration) {
-		if wake < 0 || at < wake {
-			wake = at
-		}
-	}
-	cmds := expirations(v, soon)
+	wake := noWake
+	cmds := expirations(v, wake.at)
 	var empty, under []*Node
 	for _, n := range nodes {
 		p := env.Pools[n.Pool]
@@ -107,7 +102,7 @@ func (d *karpenterDisrupter) pass(now time.Time, v *View) ([]Command, time.Time)
 			continue
 		}
 		if at := n.LastChange + p.ConsolidateAfter; at > t {
-			soon(at)
+			wake.at(at)
 			continue
 		}
 		switch {
@@ -117,7 +112,7 @@ func (d *karpenterDisrupter) pass(now time.Time, v *View) ([]Command, time.Time)
 			under = append(under, n)
 		}
 	}
-	wakeAt := wakeTime(now, t, wake)
+	wakeAt := wake.time(now, t)
 	if len(cmds) > 0 {
 		return cmds, wakeAt
 	}

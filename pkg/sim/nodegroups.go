@@ -342,7 +342,7 @@ func (g *nodeGroups) Pass(now time.Time, v *View) ([]Command, time.Time) {
 			delete(g.unneeded, id)
 		}
 	}
-	var wake time.Duration = -1
+	wake := noWake
 	var empty []NodeID
 	var busy *Node
 	for _, n := range ready {
@@ -351,9 +351,7 @@ func (g *nodeGroups) Pass(now time.Time, v *View) ([]Command, time.Time) {
 			continue
 		}
 		if since+CAUnneededTime > t {
-			if wake < 0 || since+CAUnneededTime < wake {
-				wake = since + CAUnneededTime
-			}
+			wake.at(since + CAUnneededTime)
 			continue
 		}
 		if n.Empty() {
@@ -376,7 +374,7 @@ func (g *nodeGroups) Pass(now time.Time, v *View) ([]Command, time.Time) {
 		cmds = append(cmds, Command{Reason: ReasonScaleDown, Nodes: []NodeID{busy.ID}, Savings: busy.Price})
 		delete(g.unneeded, busy.ID)
 	}
-	return cmds, wakeTime(now, t, wake)
+	return cmds, wake.time(now, t)
 }
 
 // utilisation is Cluster Autoscaler's: for nodes with GPUs the GPU share requested, else the

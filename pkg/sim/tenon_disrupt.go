@@ -87,13 +87,8 @@ func (d *tenonDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 	env := v.Env()
 	nodes := v.Nodes()
 	t := v.Now()
-	var wake time.Duration = -1
-	soon := func(at time.Duration) {
-		if wake < 0 || at < wake {
-			wake = at
-		}
-	}
-	cmds := expirations(v, soon)
+	wake := noWake
+	cmds := expirations(v, wake.at)
 	// Emptiness.
 	allowed := map[int]int{}
 	for _, n := range nodes {
@@ -102,7 +97,7 @@ func (d *tenonDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 			continue
 		}
 		if at := n.LastChange + p.ConsolidateAfter; at > t {
-			soon(at)
+			wake.at(at)
 			continue
 		}
 		left, ok := allowed[n.Pool]
@@ -116,7 +111,7 @@ func (d *tenonDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 		allowed[n.Pool] = left
 	}
 	if len(cmds) > 0 {
-		return cmds, wakeTime(now, t, wake)
+		return cmds, wake.time(now, t)
 	}
 	// Single-node consolidation: the quiet nodes that pass the necessary conditions (and were
 	// not rejected since the last time room grew), fewest pods first, then dearest.
@@ -128,7 +123,7 @@ func (d *tenonDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 			continue
 		}
 		if at := n.LastChange + p.ConsolidateAfter; at > t {
-			soon(at)
+			wake.at(at)
 			continue
 		}
 		if d.failedAt(v, n) {
@@ -162,11 +157,11 @@ func (d *tenonDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 			continue
 		}
 		if cmd, ok := d.check(v, pc, c, cands); ok {
-			return []Command{cmd}, wakeTime(now, t, wake)
+			return []Command{cmd}, wake.time(now, t)
 		}
 		d.fail(v, c.n)
 	}
-	return nil, wakeTime(now, t, wake)
+	return nil, wake.time(now, t)
 }
 
 // candidate is a node consolidation may take away; del is set when its pods may fit on the
@@ -201,11 +196,25 @@ func (f failures) has(v *View, n *Node) bool {
 	return int(n.ID) < len(f) && f[n.ID].epoch == v.RoomEpoch() && f[n.ID].change == n.LastChange
 }
 
-func wakeTime(now time.Time, t, wake time.Duration) time.Time {
-	if wake < 0 {
+// waker keeps the earliest virtual instant a policy asks to be woken at (noWake: none).
+type waker time.Duration
+
+const noWake waker = -1
+
+// at offers an instant; the earliest is kept.
+func (w *waker) at(at time.Duration) {
+	if *w < 0 || waker(at) < *w {
+		*w = waker(at)
+	}
+}
+
+// time is the wall-clock time of the instant, given that virtual time t is wall time now (the
+// zero time for noWake).
+func (w waker) time(now time.Time, t time.Duration) time.Time {
+	if w < 0 {
 		return time.Time{}
 	}
-	return now.Add(wake - t)
+	return now.Add(time.Duration(w) - t)
 }
 
 func expiring(cmds []Command, id NodeID) bool {
