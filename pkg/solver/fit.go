@@ -566,7 +566,7 @@ func (s *solve) roomOf(t *target) *scheduling.Resources {
 			return &s.freeBuf[i-1]
 		}
 	}
-	return &s.free0[t.base]
+	return &t.free0
 }
 
 // take records pods placed on t: its room in this solve shrinks by r. A solve copies the room
@@ -577,7 +577,7 @@ func (s *solve) take(t *target, r scheduling.Resources) {
 	}
 	i := s.freeIdx[t.base]
 	if i == 0 {
-		s.freeBuf = append(s.freeBuf, s.free0[t.base])
+		s.freeBuf = append(s.freeBuf, t.free0)
 		i = int32(len(s.freeBuf))
 		s.freeIdx[t.base] = i
 	}

@@ -2,13 +2,11 @@ package solver
 
 import (
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
-	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
 
 // Prepared is a snapshot compiled once for many solves: the pools with their instance types and
@@ -20,9 +18,8 @@ import (
 // A Prepared is not safe for concurrent use: solves run one after the other.
 type Prepared struct {
 	base         *solve
-	free0        []scheduling.Resources // each target's room, by base index
-	existingKeys map[string]bool        // label keys the selectors of running pods look at
-	anti         []existingAnti         // required anti-affinity terms of running pods
+	existingKeys map[string]bool // label keys the selectors of running pods look at
+	anti         []existingAnti  // required anti-affinity terms of running pods
 	memos        map[string]*groupMemo
 	guide        *guideTypes // built on the first guided solve
 }
@@ -76,7 +73,8 @@ func (p *Prepared) WithNodes(snap *Snapshot) (*Prepared, error) {
 	return prepareNodes(&solve{
 		snap: snap, zones: b.zones, zoneIDs: b.zoneIDs, zoneIndex: b.zoneIndex, typeKeys: b.typeKeys,
 		daemons: b.daemons, pools: b.pools, reservationIndex: b.reservationIndex, reservationsInit: b.reservationsInit,
-		cache: newCompileCache(b.cache),
+		reservationIDs: b.reservationIDs,
+		cache:          newCompileCache(b.cache),
 	}), nil
 }
 
@@ -84,10 +82,7 @@ func (p *Prepared) WithNodes(snap *Snapshot) (*Prepared, error) {
 func prepareNodes(b *solve) *Prepared {
 	b.compileTargets()
 	b.cache.prev = nil // one generation back is enough
-	p := &Prepared{base: b, memos: map[string]*groupMemo{}, free0: make([]scheduling.Resources, len(b.targets))}
-	for i, t := range b.targets {
-		p.free0[i] = t.free0
-	}
+	p := &Prepared{base: b, memos: map[string]*groupMemo{}}
 	var running []*corev1.Pod
 	for _, t := range b.targets {
 		running = append(running, t.node.Pods...)
@@ -149,12 +144,11 @@ func (p *Prepared) instantiate(pods []*corev1.Pod, opts Options) *solve {
 	s := &solve{
 		snap: b.snap, opts: opts, prep: p, pending: pods,
 		zones: b.zones, zoneIDs: b.zoneIDs, zoneIndex: b.zoneIndex, typeKeys: b.typeKeys,
-		daemons: b.daemons, reservationIndex: b.reservationIndex,
+		daemons: b.daemons, reservationIndex: b.reservationIndex, reservationIDs: b.reservationIDs,
 		reservations: slices.Clone(b.reservationsInit), reservationsInit: b.reservationsInit,
 	}
-	for key, i := range b.reservationIndex {
-		// key is type/reservation ID/zone
-		if n := opts.ReservationsTaken[strings.Split(key, "/")[1]]; n > 0 {
+	for i, id := range b.reservationIDs {
+		if n := opts.ReservationsTaken[id]; n > 0 {
 			s.reservations[i] = max(0, s.reservations[i]-n)
 		}
 	}
@@ -171,7 +165,6 @@ func (p *Prepared) instantiate(pods []*corev1.Pod, opts Options) *solve {
 	}
 	// The targets and their room are shared; a solve copies the room of those it places on.
 	s.nHosts = len(b.targets)
-	s.free0 = p.free0
 	s.targets = b.targets
 	if excluded != nil {
 		s.targets = make([]*target, 0, len(b.targets))

@@ -49,20 +49,20 @@ type solve struct {
 	daemons []daemon
 	pools   []*pool
 	// reservations holds the capacity left per reservation (by index), counted down as claims
-	// take it; reservationIndex maps "type/offering ID/zone" to an index.
+	// take it; reservationIndex maps "type/offering ID/zone" to an index, reservationIDs an
+	// index to its reservation ID.
 	reservations     []int
 	reservationsInit []int
 	reservationIndex map[string]int
+	reservationIDs   []string
 
 	classes []*class
 	topo    *topology
 	targets []*target // existing nodes and in-flight claims, in the order they are tried
-	// free0[t.base] is target t's room before the solve (the prepared snapshot's, shared);
-	// freeIdx[t.base], when not 0, is 1 + the index in freeBuf of its room left in this solve
-	// (see roomOf and take). addedPorts[t.base] are the host ports this solve placed on it (nil
+	// freeIdx[t.base], when not 0, is 1 + the index in freeBuf of target t's room left in this
+	// solve; a target without one still has its prepared room, t.free0 (see roomOf and take). addedPorts[t.base] are the host ports this solve placed on it (nil
 	// until a pod with host ports lands somewhere). nHosts is the prepared snapshot's number of
 	// targets: new claims' hostnames come after them.
-	free0      []scheduling.Resources
 	freeIdx    []int32
 	freeBuf    []scheduling.Resources
 	addedPorts [][]scheduling.HostPort
@@ -259,6 +259,7 @@ func (s *solve) reservation(typeName string, o *catalog.Offering) int {
 	}
 	s.reservationIndex[key] = len(s.reservations)
 	s.reservations = append(s.reservations, o.ReservationCapacity)
+	s.reservationIDs = append(s.reservationIDs, o.ReservationID)
 	return len(s.reservations) - 1
 }
 
