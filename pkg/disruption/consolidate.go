@@ -56,11 +56,7 @@ func (d *decider) consolidation() error {
 		// leaves the local optimum of one-replacement moves; only nodes quiet for RepackAfter.
 		var quiet []*candidate
 		for _, c := range eligible {
-			last := c.LastPodEvent
-			if c.CreatedAt.After(last) {
-				last = c.CreatedAt
-			}
-			if d.snap.Now.Sub(last) >= d.opts.RepackAfter {
+			if d.snap.Now.Sub(c.lastChange()) >= d.opts.RepackAfter {
 				quiet = append(quiet, c)
 			}
 		}

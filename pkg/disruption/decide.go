@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -178,15 +179,19 @@ func (d *decider) settled(c *candidate) bool {
 		d.skip(c, SkipConsolidateAfter, "consolidateAfter is Never")
 		return false
 	}
-	last := c.LastPodEvent
-	if last.IsZero() {
-		last = c.CreatedAt
-	}
-	if left := last.Add(*ca.Duration).Sub(d.snap.Now); left > 0 {
+	if left := c.lastChange().Add(*ca.Duration).Sub(d.snap.Now); left > 0 {
 		d.skip(c, SkipConsolidateAfter, "consolidateAfter has %s to run", left.Round(1e9))
 		return false
 	}
 	return true
+}
+
+// lastChange is when a pod last arrived on or left the node, or its creation when none has.
+func (c *candidate) lastChange() time.Time {
+	if c.LastPodEvent.IsZero() {
+		return c.CreatedAt
+	}
+	return c.LastPodEvent
 }
 
 // drift replaces nodes that no longer match their NodePool or NodeClass, within budgets.
