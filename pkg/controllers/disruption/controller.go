@@ -2,7 +2,6 @@ package disruption
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -12,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -107,8 +105,9 @@ func Register(mgr manager.Manager, deps Deps, opts Options) (*Controller, error)
 func (c *Controller) NeedLeaderElection() bool { return true }
 
 // Start removes the disrupted taints a previous process left behind, then runs a pass every
-// PassInterval and looks for orphaned taints every OrphanTaintInterval until ctx ends. Commands still running then stop where they are; the next
-// leader's start-up cleans up after them.
+// PassInterval and looks for orphaned taints every OrphanTaintInterval until ctx ends.
+// Commands still running then stop where they are; the next leader's start-up cleans up after
+// them.
 func (c *Controller) Start(ctx context.Context) error {
 	if c.opts.Disabled {
 		<-ctx.Done()
@@ -184,12 +183,12 @@ func (c *Controller) Pass(ctx context.Context) PassResult {
 	c.mu.Lock()
 	c.cursor = dec.Cursor
 	c.mu.Unlock()
-	c.recordPodEvents(ctx, view)
 	PassDuration.WithLabelValues(string(dec.Outcome)).Observe(res.Duration.Seconds())
 	c.recordDecision(view, dec, busy)
 	for _, cmd := range dec.Commands {
 		c.launch(ctx, cmd)
 	}
+	c.recordPodEvents(ctx, view)
 	if len(dec.Commands) > 0 {
 		c.log.Info("disruption pass acted", "commands", len(dec.Commands), "skips", len(dec.Skips), "simulations", dec.Simulations,
 			"outcome", dec.Outcome, "duration", res.Duration.String())
@@ -383,12 +382,9 @@ func (c *Controller) recordPodEvents(ctx context.Context, v *View) {
 			return
 		}
 		written++
-		patch, err := json.Marshal(map[string]any{"status": map[string]any{"lastPodEventTime": metav1.NewTime(e.LastPodEvent)}})
-		if err != nil {
-			continue
-		}
-		obj := &apisv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: nc.Name}}
-		if err := c.deps.Client.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
+		upd := nc.DeepCopy()
+		upd.Status.LastPodEventTime = metav1.NewTime(e.LastPodEvent)
+		if err := c.deps.Client.Status().Patch(ctx, upd, client.MergeFrom(nc)); err != nil && !apierrors.IsNotFound(err) {
 			c.log.V(1).Info("recording the last pod event failed; trying again next pass", "nodeclaim", nc.Name, "error", err.Error())
 		}
 	}
