@@ -23,8 +23,9 @@ type Snapshot struct {
 	// PDBs limit evictions.
 	PDBs []*policyv1.PodDisruptionBudget
 	Now  time.Time
-	// Prepared, when set, is an earlier pass's prepared snapshot with the same NodePools,
-	// instance types, DaemonSets and namespaces as Solver (only nodes and pods differ): the pass
+	// Prepared, when set, is an earlier pass's prepared snapshot with the same NodePools (their
+	// usage against limits included), instance types, DaemonSets and namespaces as Solver (only
+	// nodes and pods differ): the pass
 	// then compiles only the nodes, and those unchanged since come from its cache. Decision.
 	// Prepared is what to pass next time.
 	Prepared *solver.Prepared

@@ -1,12 +1,14 @@
 package sim
 
 import (
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/disruption"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/solver"
 )
 
@@ -28,10 +30,10 @@ type packageDisrupter struct {
 	t      *tenon
 	cursor string
 	gate   quietGate
-	// prepared is the last pass's prepared snapshot, reused while the pools' instance types
-	// (their availability) stay at the versions in typesAt.
+	// prepared is the last pass's prepared snapshot, reused while every pool is as it was
+	// then: the same instance types (their availability) and the same usage against limits.
 	prepared *solver.Prepared
-	typesAt  []int
+	poolsAt  []poolState
 }
 
 // Pass builds the snapshot pkg/disruption reads and maps its commands back.
@@ -47,23 +49,22 @@ func (d *packageDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 	}
 	snap := &solver.Snapshot{DaemonSets: env.Workload.DaemonSets}
 	pools := map[string]*apisv1.NodePool{}
-	same := len(d.typesAt) == len(env.Pools)
-	for i, p := range env.Pools {
-		_, version := v.instanceTypes(p.Index)
-		if same && d.typesAt[i] != version {
-			same = false
-		}
-		if i < len(d.typesAt) {
-			d.typesAt[i] = version
-		} else {
-			d.typesAt = append(d.typesAt, version)
-		}
+	var state []poolState
+	for _, p := range env.Pools {
 		sp := p.Solver
 		sp.InstanceTypes = d.t.types(v, p, all)
 		sp.Usage, sp.Nodes = v.Usage(p.Index)
 		snap.NodePools = append(snap.NodePools, sp)
 		pools[p.Name] = p.NodePool
+		ps := poolState{}
+		_, ps.types = v.instanceTypes(p.Index)
+		if sp.NodeLimit >= 0 || slices.Contains(sp.HasLimit[:], true) {
+			ps.usage, ps.nodes = sp.Usage, sp.Nodes
+		}
+		state = append(state, ps)
 	}
+	same := slices.Equal(state, d.poolsAt)
+	d.poolsAt = state
 	for _, id := range v.Pending() {
 		snap.Pods = append(snap.Pods, v.APIPod(id))
 	}
@@ -177,4 +178,12 @@ func expirations(v *View, soon func(time.Duration)) []Command {
 		}
 	}
 	return cmds
+}
+
+// poolState is what a pool's compiled form depends on besides its spec: the version of its
+// instance types and, when it has limits, its usage against them.
+type poolState struct {
+	types int
+	usage scheduling.Resources
+	nodes int
 }
