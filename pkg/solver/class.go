@@ -39,7 +39,8 @@ type class struct {
 	anti        []*affinityTerm // pod anti-affinity, required and preferred
 	// matches lists the topology groups whose selector selects this class's pods.
 	matches []*group
-	// invalid is set when the pod's constraints could not be read; the class is unschedulable.
+	// invalid is set when the pod's constraints could not be read, or it asks for what no node
+	// can serve (an *unsupportedError); the class is unschedulable.
 	invalid error
 	// compiled[p] holds the alternatives compiled against pool p (nil entries: incompatible),
 	// and poolReason[p] why none is compatible.
@@ -146,6 +147,10 @@ func (c *class) rigid() int {
 
 func (s *solve) newClass(pod *corev1.Pod) *class {
 	c := &class{pods: []*corev1.Pod{pod}, ns: pod.Namespace, labels: pod.Labels, tolerations: pod.Spec.Tolerations, relaxedFrom: -1, honourMatched: true}
+	if r := Unsupported(pod); r != nil {
+		c.invalid = &unsupportedError{*r}
+		return c
+	}
 	var err error
 	if c.requests, err = scheduling.PodRequests(pod); err != nil {
 		c.invalid = err
@@ -488,5 +493,6 @@ func classKey(buf []byte, pod *corev1.Pod, keys map[string]bool) []byte {
 	for i := range spec.TopologySpreadConstraints {
 		proto(&spec.TopologySpreadConstraints[i])
 	}
+	buf = binary.AppendUvarint(buf, uint64(len(spec.ResourceClaims)))
 	return buf
 }

@@ -38,7 +38,7 @@ func (s *solve) run() {
 // on those that fit nowhere.
 func (s *solve) placeAll(c *class) {
 	if c.invalid != nil {
-		s.giveUp(c, []Reason{{Kind: ReasonInvalidPod, Detail: c.invalid.Error()}})
+		s.giveUp(c, []Reason{invalidReason(c.invalid)})
 		return
 	}
 	if c.remaining() > 0 {

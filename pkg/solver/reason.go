@@ -3,6 +3,8 @@ package solver
 import (
 	"fmt"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // ReasonKind names the constraint that kept a pod off a NodePool or node.
@@ -28,6 +30,12 @@ const (
 	ReasonTopology ReasonKind = "Topology"
 	// ReasonHostPort: a host port is taken wherever the pod could go.
 	ReasonHostPort ReasonKind = "HostPort"
+	// ReasonUnsupported: the pod asks for something tenon cannot provide on any node (Detail
+	// says what), such as dynamic resource claims.
+	ReasonUnsupported ReasonKind = "Unsupported"
+	// ReasonVolume: a volume of the pod cannot be used (Detail says which and why), such as a
+	// PersistentVolumeClaim that does not exist.
+	ReasonVolume ReasonKind = "Volume"
 )
 
 // Reason explains, as data, why a pod cannot go to a NodePool.
@@ -71,6 +79,8 @@ func (r Reason) String() string {
 		return fmt.Sprintf("host port %s is taken%s", r.Detail, pool)
 	case ReasonInvalidPod:
 		return "invalid scheduling constraints: " + r.Detail
+	case ReasonUnsupported, ReasonVolume:
+		return r.Detail
 	}
 	return fmt.Sprintf("%s: %s%s", r.Kind, r.Detail, pool)
 }
@@ -81,4 +91,32 @@ func formatReasons(rs []Reason) string {
 		parts[i] = r.String()
 	}
 	return strings.Join(parts, "; ")
+}
+
+// DynamicResourceClaimsDetail is the Detail of the ReasonUnsupported reason of a pod with
+// dynamic resource claims.
+const DynamicResourceClaimsDetail = "dynamic resource claims are not supported"
+
+// Unsupported returns why no node tenon launches can serve the pod, or nil when that is not
+// known to be so. A pod with dynamic resource claims (spec.resourceClaims, DRA) needs a driver to
+// allocate devices that tenon does not model: planning it onto a node by its CPU and memory
+// alone would buy a node that cannot run it.
+func Unsupported(pod *corev1.Pod) *Reason {
+	if len(pod.Spec.ResourceClaims) > 0 {
+		return &Reason{Kind: ReasonUnsupported, Detail: DynamicResourceClaimsDetail}
+	}
+	return nil
+}
+
+// unsupportedError marks a class whose pods ask for what no node can serve.
+type unsupportedError struct{ reason Reason }
+
+func (e *unsupportedError) Error() string { return e.reason.String() }
+
+// invalidReason is the reason a class that cannot be placed at all gives.
+func invalidReason(err error) Reason {
+	if u, ok := err.(*unsupportedError); ok {
+		return u.reason
+	}
+	return Reason{Kind: ReasonInvalidPod, Detail: err.Error()}
 }
