@@ -110,6 +110,10 @@ func (l *loader) object(p place, inList bool) {
 		l.fail(p, fmt.Errorf("no matches for kind %q in version %q", kind, apiVersion))
 		return
 	}
+	if err := checkReadKind(gvk, apiVersion); err != nil {
+		l.fail(p, err)
+		return
+	}
 	l.add(p, gvk.GroupKind(), &unstructured.Unstructured{Object: p.obj})
 }
 
@@ -302,7 +306,8 @@ func setName(obj map[string]interface{}, name string) {
 }
 
 // quantityFields are the fields that hold a map of resource quantities.
-var quantityFields = map[string]bool{"requests": true, "limits": true, "overhead": true, "capacity": true, "allocatable": true}
+// (A RuntimeClass's overhead holds podFixed, the map.)
+var quantityFields = map[string]bool{"requests": true, "limits": true, "overhead": true, "podFixed": true, "capacity": true, "allocatable": true}
 
 // checkQuantities finds the resource quantities that do not parse, so that the error names the
 // field (decoding would report only the first, without its place).
@@ -315,7 +320,7 @@ func checkQuantities(v interface{}, path *field.Path) field.ErrorList {
 			if path == nil {
 				p = field.NewPath(k)
 			}
-			if list, ok := v[k].(map[string]interface{}); ok && quantityFields[k] {
+			if list, ok := v[k].(map[string]interface{}); ok && quantityFields[k] && list["podFixed"] == nil {
 				for _, name := range slices.Sorted(maps.Keys(list)) {
 					if err := parseQuantity(list[name]); err != nil {
 						errs = append(errs, field.Invalid(p.Key(name), list[name], err.Error()))

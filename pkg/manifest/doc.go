@@ -9,7 +9,10 @@
 // selectors, restart policies, names), and kept in a Set in the order read. NodePools and any
 // other kind with a CRD in pkg/apis/crds are defaulted and validated against their schema,
 // CEL rules included. Kinds the package does not model are kept as Unstructured objects, never
-// dropped. Every error names the file, the document, the line and the object.
+// dropped, and Set.Ignored lists them for the caller to report; but in the API groups tenon
+// reads (core, apps, batch, policy, scheduling, storage, node, karpenter.sh, karpenter.k8s.aws
+// and sim.tenon.sh) a kind that does not exist, such as apps/v1 Deploymnet, is an error naming
+// the kind meant. Every error names the file, the document, the line and the object.
 //
 // Set.Pods expands the workloads into the pods their controllers would create, named as the
 // controllers name them and defaulted as the API server defaults them; DaemonSets are kept

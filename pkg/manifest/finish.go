@@ -20,8 +20,8 @@ func (l *loader) finish() (*Set, error) {
 	return l.set, nil
 }
 
-// crossCheck refuses pods of an unknown priority class and StatefulSet pods that clash with a
-// bare Pod of the same name.
+// crossCheck refuses pods of an unknown priority class, pods the RuntimeClass admission plugin
+// would refuse, and StatefulSet pods that clash with a bare Pod of the same name.
 func (l *loader) crossCheck() {
 	classes := map[string]bool{}
 	for _, pc := range l.set.PriorityClasses {
@@ -42,6 +42,9 @@ func (l *loader) crossCheck() {
 			if _, system := systemPriorities[name]; !system {
 				l.objectError(o, fieldError{field.Invalid(path.Child("priorityClassName"), name, "no PriorityClass of this name: neither a system class nor one in the manifests")})
 			}
+		}
+		for _, err := range l.set.checkRuntimeClassName(spec, path) {
+			l.objectError(o, fieldError{err})
 		}
 		if s, ok := o.Object.(*appsv1.StatefulSet); ok {
 			for _, ord := range ordinals(s) {

@@ -5,8 +5,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -61,6 +63,16 @@ var kinds = map[schema.GroupVersionKind]kind{
 	schedulingv1.SchemeGroupVersion.WithKind("PriorityClass"): {false, apivalidation.NameIsDNSSubdomain,
 		func() runtime.Object { return &schedulingv1.PriorityClass{} },
 		func(o runtime.Object) field.ErrorList { return checkPriorityClass(o.(*schedulingv1.PriorityClass)) }},
+	storagev1.SchemeGroupVersion.WithKind("StorageClass"): {false, apivalidation.NameIsDNSSubdomain,
+		func() runtime.Object { return &storagev1.StorageClass{} },
+		func(o runtime.Object) field.ErrorList { return checkStorageClass(o.(*storagev1.StorageClass)) }},
+	corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"): {true, apivalidation.NameIsDNSSubdomain,
+		func() runtime.Object { return &corev1.PersistentVolumeClaim{} }, noCheck},
+	corev1.SchemeGroupVersion.WithKind("PersistentVolume"): {false, apivalidation.NameIsDNSSubdomain,
+		func() runtime.Object { return &corev1.PersistentVolume{} }, noCheck},
+	nodev1.SchemeGroupVersion.WithKind("RuntimeClass"): {false, apivalidation.NameIsDNSSubdomain,
+		func() runtime.Object { return &nodev1.RuntimeClass{} },
+		func(o runtime.Object) field.ErrorList { return checkRuntimeClass(o.(*nodev1.RuntimeClass)) }},
 }
 
 func noCheck(runtime.Object) field.ErrorList { return nil }

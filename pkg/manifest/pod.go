@@ -37,6 +37,9 @@ const (
 //   - priority and preemptionPolicy resolved from priorityClassName: the system classes, the
 //     Set's PriorityClasses, or the Set's global default class (priority 0 without one); an
 //     unknown class leaves them unset;
+//   - for a pod naming one of the Set's RuntimeClasses, the class's overhead as the pod's, its
+//     scheduling node selector merged into the pod's and its tolerations added (the RuntimeClass
+//     admission plugin);
 //   - NoExecute tolerations of node.kubernetes.io/not-ready and node.kubernetes.io/unreachable
 //     for 300 seconds unless the pod tolerates them (the DefaultTolerationSeconds plugin);
 //   - matchLabelKeys (and mismatchLabelKeys) merged into the label selectors of topology
@@ -72,6 +75,7 @@ func (s *Set) DefaultPod(pod *corev1.Pod) {
 	if spec.Priority == nil {
 		s.defaultPriority(spec)
 	}
+	s.admitRuntimeClass(spec)
 	defaultTolerations(spec)
 	mergeLabelKeys(pod)
 }

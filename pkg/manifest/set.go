@@ -5,8 +5,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -37,6 +39,13 @@ type Set struct {
 	Nodes                []*corev1.Node
 	PriorityClasses      []*schedulingv1.PriorityClass
 	PodDisruptionBudgets []*policyv1.PodDisruptionBudget
+	// RuntimeClasses give the pods that name one their overhead and scheduling constraints, as
+	// the RuntimeClass admission plugin does (see DefaultPod).
+	RuntimeClasses []*nodev1.RuntimeClass
+	// The storage objects that decide where pods with volumes may run.
+	StorageClasses         []*storagev1.StorageClass
+	PersistentVolumeClaims []*corev1.PersistentVolumeClaim
+	PersistentVolumes      []*corev1.PersistentVolume
 	// DaemonSets are not expanded by Pods: their pods depend on the nodes. DaemonSetPod gives
 	// the pod one of them would run on a node.
 	DaemonSets []*appsv1.DaemonSet
@@ -73,6 +82,14 @@ func (s *Set) add(src Source, obj runtime.Object) {
 		s.PriorityClasses = append(s.PriorityClasses, o)
 	case *policyv1.PodDisruptionBudget:
 		s.PodDisruptionBudgets = append(s.PodDisruptionBudgets, o)
+	case *nodev1.RuntimeClass:
+		s.RuntimeClasses = append(s.RuntimeClasses, o)
+	case *storagev1.StorageClass:
+		s.StorageClasses = append(s.StorageClasses, o)
+	case *corev1.PersistentVolumeClaim:
+		s.PersistentVolumeClaims = append(s.PersistentVolumeClaims, o)
+	case *corev1.PersistentVolume:
+		s.PersistentVolumes = append(s.PersistentVolumes, o)
 	case *appsv1.DaemonSet:
 		s.DaemonSets = append(s.DaemonSets, o)
 	case *corev1.Pod:
