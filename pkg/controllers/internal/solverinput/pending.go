@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/snapshot"
 )
 
 // IsProvisionable reports whether a pod is one the provisioner should find room for: not bound,
@@ -89,12 +90,5 @@ func (s *Source) validate(ctx context.Context, pod *corev1.Pod, pools map[string
 			return nil, fmt.Errorf("it selects nodepool %q, which does not exist", name)
 		}
 	}
-	terms, err := volumeTopology(ctx, s.Reader, pod)
-	if err != nil {
-		return nil, err
-	}
-	if len(terms) > 0 {
-		return withVolumeTopology(pod, terms), nil
-	}
-	return pod, nil
+	return snapshot.PendingPod(pod, storage{ctx, s.Reader})
 }
