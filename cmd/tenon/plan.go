@@ -19,8 +19,11 @@ func newPlan() *cobra.Command {
 		Short: "Show the nodes tenon would buy for a workload, offline",
 		Long: `plan runs tenon's solver over manifests, with no cluster: NodePools (and a simulated
 NodeClass, if given), workloads (Pods, Deployments, StatefulSets, Jobs, CronJobs, ReplicaSets)
-expanded into the pods their controllers would create, and DaemonSets. --nodes adds a cluster's
-existing Nodes and the Pods bound to them. It prints the NodeClaims it would create with their
+expanded into the pods their controllers would create, DaemonSets, RuntimeClasses (overhead and
+scheduling), and StorageClasses, PersistentVolumeClaims and PersistentVolumes (a pod goes where
+its volumes can be; a pod whose claim does not exist is unschedulable). --nodes adds a
+cluster's existing Nodes and the Pods bound to them. Kinds it does not read are named on
+standard error, once per kind. It prints the NodeClaims it would create with their
 price, the pods that fit on existing nodes, the pods that cannot be scheduled and why, the
 total $/h, and a proven lower bound on what any plan must cost.`,
 		Args: cobra.NoArgs,
@@ -44,15 +47,16 @@ total $/h, and a proven lower bound on what any plan must cost.`,
 			if len(work.NodePools) == 0 {
 				return fmt.Errorf("the manifests define no NodePool: tenon can only buy nodes through a NodePool")
 			}
-			snap, err := plan.Snapshot(work, existing, plan.Options{Region: region, InstanceTypes: plan.SimulatedInstanceTypes(time.Now())})
+			in, err := plan.Build(work, existing, plan.Options{Region: region, InstanceTypes: plan.SimulatedInstanceTypes(time.Now())})
 			if err != nil {
 				return err
 			}
-			p, err := solver.Solve(snap, solver.Options{})
+			in.WriteIgnored(cmd.ErrOrStderr())
+			p, err := solver.Solve(in.Snapshot, solver.Options{})
 			if err != nil {
 				return err
 			}
-			res := plan.NewResult(p)
+			res := plan.NewResult(p, in.Rejected...)
 			if output == "json" {
 				return res.WriteJSON(cmd.OutOrStdout())
 			}

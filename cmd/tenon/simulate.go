@@ -13,8 +13,11 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tenon-sh/tenon/examples"
+	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/manifest"
 	"github.com/tenon-sh/tenon/pkg/report"
 	"github.com/tenon-sh/tenon/pkg/sim"
@@ -102,6 +105,9 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	set, source, err := loadManifests(f.files, f.trace != "")
 	if err != nil {
 		return err
+	}
+	for _, k := range set.Ignored(simulateKinds...) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "tenon simulate: ignored %s; the simulator does not read this kind\n", k.Describe())
 	}
 	var w *sim.Workload
 	if f.trace != "" {
@@ -192,6 +198,15 @@ func simOptions(f *simulateFlags) (sim.Options, error) {
 		opts.NodeGroups = strings.Split(f.nodeGroups, ",")
 	}
 	return opts, nil
+}
+
+// simulateKinds are the kinds simulate reads from the -f manifests (volumes are not simulated).
+var simulateKinds = []schema.GroupKind{
+	{Group: apisv1.Group, Kind: apisv1.NodePoolKind}, {Group: simv1alpha1.Group, Kind: simv1alpha1.SimNodeClassKind},
+	{Kind: "Pod"}, {Group: "apps", Kind: "Deployment"}, {Group: "apps", Kind: "ReplicaSet"},
+	{Group: "apps", Kind: "StatefulSet"}, {Group: "apps", Kind: "DaemonSet"}, {Group: "batch", Kind: "Job"},
+	{Group: "batch", Kind: "CronJob"}, {Group: "scheduling.k8s.io", Kind: "PriorityClass"},
+	{Group: "node.k8s.io", Kind: "RuntimeClass"},
 }
 
 // loadManifests reads the -f files or, when none is given, an example: for a trace the GPU

@@ -186,3 +186,16 @@ func (s *Set) Ignored(read ...schema.GroupKind) []KindCount {
 	}
 	return out
 }
+
+// Describe returns "Service (v1): 2 objects, the first at web.yaml:12".
+func (k KindCount) Describe() string {
+	what := "object"
+	if k.Count > 1 {
+		what = "objects"
+	}
+	at := k.First.File
+	if k.First.Line > 0 {
+		at = fmt.Sprintf("%s:%d", at, k.First.Line)
+	}
+	return fmt.Sprintf("%s (%s): %d %s, the first at %s", k.Kind, k.APIVersion, k.Count, what, at)
+}

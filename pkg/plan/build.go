@@ -6,7 +6,9 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 
 	"github.com/tenon-sh/tenon/pkg/catalog"
@@ -24,14 +26,50 @@ type Options struct {
 	InstanceTypes func(set *manifest.Set, np *apisv1.NodePool) (types []*catalog.InstanceType, ok bool, err error)
 }
 
-// Snapshot builds the solver's input from workload manifests (pending pods, DaemonSets,
-// NodePools) and, optionally, a cluster's existing nodes (Nodes with the Pods bound to them).
-func Snapshot(work, existing *manifest.Set, opts Options) (*solver.Snapshot, error) {
+// Input is the solver's input built from manifests, with what could not be given to it.
+type Input struct {
+	Snapshot *solver.Snapshot
+	// Rejected are the pending pods that cannot be planned for, each with its reason (a volume
+	// claim, volume or StorageClass that does not exist); they are unschedulable beside those of
+	// the plan (NewResult takes them).
+	Rejected []solver.Unschedulable
+	// Ignored are the kinds of the workload manifests and of the existing nodes' manifests that
+	// tenon plan does not read, for it to say so.
+	Ignored, IgnoredExisting []manifest.KindCount
+}
+
+// Kinds that tenon plan reads from the workload manifests, and from those of existing nodes.
+var (
+	workKinds = []schema.GroupKind{
+		{Group: apisv1.Group, Kind: apisv1.NodePoolKind}, {Group: simv1alpha1.Group, Kind: simv1alpha1.SimNodeClassKind},
+		{Kind: "Namespace"}, {Kind: "Pod"}, {Group: "apps", Kind: "Deployment"}, {Group: "apps", Kind: "ReplicaSet"},
+		{Group: "apps", Kind: "StatefulSet"}, {Group: "apps", Kind: "DaemonSet"}, {Group: "batch", Kind: "Job"},
+		{Group: "batch", Kind: "CronJob"}, {Group: "scheduling.k8s.io", Kind: "PriorityClass"},
+		{Group: "node.k8s.io", Kind: "RuntimeClass"}, {Group: "storage.k8s.io", Kind: "StorageClass"},
+		{Kind: "PersistentVolumeClaim"}, {Kind: "PersistentVolume"},
+	}
+	existingKinds = []schema.GroupKind{
+		{Kind: "Node"}, {Kind: "Pod"}, {Kind: "Namespace"}, {Group: "scheduling.k8s.io", Kind: "PriorityClass"},
+		{Group: "node.k8s.io", Kind: "RuntimeClass"}, {Group: "storage.k8s.io", Kind: "StorageClass"},
+		{Kind: "PersistentVolumeClaim"}, {Kind: "PersistentVolume"},
+	}
+)
+
+// Build builds the solver's input from workload manifests (pending pods, DaemonSets, NodePools,
+// and the RuntimeClasses and storage objects the pods use) and, optionally, a cluster's
+// existing nodes (Nodes with the Pods bound to them). Each pending pod goes through
+// snapshot.PendingPod, as on a cluster: its volumes' topology becomes node affinity, and a pod
+// whose claim does not exist is rejected with the reason.
+func Build(work, existing *manifest.Set, opts Options) (*Input, error) {
 	if opts.Region == "" {
 		opts.Region = catalog.DefaultRegion
 	}
 	var cat *catalog.Catalog
 	snap := &solver.Snapshot{NamespaceLabels: map[string]map[string]string{}}
+	in := &Input{Snapshot: snap, Ignored: work.Ignored(workKinds...)}
+	if existing != nil {
+		in.IgnoredExisting = existing.Ignored(existingKinds...)
+	}
 	var errs []error
 	for _, set := range []*manifest.Set{work, existing} {
 		if set == nil {
@@ -78,7 +116,7 @@ func Snapshot(work, existing *manifest.Set, opts Options) (*solver.Snapshot, err
 			if cat == nil {
 				var err error
 				if cat, err = catalog.Load(opts.Region); err != nil {
-					return nil, err
+					return in, err
 				}
 			}
 			its = cat.Types
@@ -93,10 +131,17 @@ func Snapshot(work, existing *manifest.Set, opts Options) (*solver.Snapshot, err
 	for _, ds := range work.DaemonSets {
 		snap.DaemonSets = append(snap.DaemonSets, solver.DaemonSet{Namespace: ds.Namespace, Name: ds.Name, Pod: work.DaemonSetPod(ds)})
 	}
+	st := newStorage(work, existing)
 	for _, p := range work.Pods() {
-		if p.Spec.NodeName == "" {
-			snap.Pods = append(snap.Pods, p)
+		if p.Spec.NodeName != "" {
+			continue
 		}
+		pending, err := snapshot.PendingPod(p, st)
+		if err != nil {
+			in.Rejected = append(in.Rejected, solver.Unschedulable{Pod: p, Reasons: []solver.Reason{snapshot.UnplannableReason(err)}})
+			continue
+		}
+		snap.Pods = append(snap.Pods, pending)
 	}
 	slices.SortStableFunc(snap.Nodes, func(a, b solver.Node) int {
 		switch {
@@ -107,5 +152,5 @@ func Snapshot(work, existing *manifest.Set, opts Options) (*solver.Snapshot, err
 		}
 		return 0
 	})
-	return snap, errors.Join(errs...)
+	return in, errors.Join(errs...)
 }

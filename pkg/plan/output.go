@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -57,8 +58,9 @@ type Unschedulable struct {
 	Reasons []solver.Reason `json:"reasons"`
 }
 
-// NewResult converts a plan.
-func NewResult(p *solver.Plan) *Result {
+// NewResult converts a plan; rejected are pods that could not be given to the solver (see
+// Input.Rejected), listed after the plan's unschedulable pods.
+func NewResult(p *solver.Plan, rejected ...solver.Unschedulable) *Result {
 	r := &Result{TotalPrice: round(p.Price), LowerBound: round(p.LowerBound), Relaxed: p.Relaxed, CostOverBound: 1}
 	if p.LowerBound > 0 {
 		r.CostOverBound = round(p.Price / p.LowerBound)
@@ -84,8 +86,8 @@ func NewResult(p *solver.Plan) *Result {
 	for _, pl := range p.Placements {
 		r.Placements = append(r.Placements, Placement{Pod: snapshot.PodKey(pl.Pod), Node: pl.Node})
 	}
-	r.Unschedulable = make([]Unschedulable, 0, len(p.Unschedulable))
-	for _, u := range p.Unschedulable {
+	r.Unschedulable = make([]Unschedulable, 0, len(p.Unschedulable)+len(rejected))
+	for _, u := range append(slices.Clip(p.Unschedulable), rejected...) {
 		r.Unschedulable = append(r.Unschedulable, Unschedulable{Pod: snapshot.PodKey(u.Pod), Reason: u.Message(), Reasons: u.Reasons})
 	}
 	return r

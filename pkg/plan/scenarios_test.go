@@ -15,7 +15,8 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden plans of testdata/scenarios")
 
 // TestScenarios solves each scenario under testdata/scenarios (manifests.yaml, and nodes.yaml
-// for existing nodes) and compares the table with plan.golden; -update rewrites the goldens.
+// for existing nodes) and compares what tenon plan prints (the kinds it ignored, then the
+// table) with plan.golden; -update rewrites the goldens.
 // Every plan must also pass the solver's independent Verify.
 func TestScenarios(t *testing.T) {
 	dirs, err := filepath.Glob("testdata/scenarios/*")
@@ -38,10 +39,11 @@ func TestScenarios(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			snap, err := Snapshot(work, existing, Options{InstanceTypes: SimulatedInstanceTypes(at)})
+			in, err := Build(work, existing, Options{InstanceTypes: SimulatedInstanceTypes(at)})
 			if err != nil {
 				t.Fatal(err)
 			}
+			snap := in.Snapshot
 			p, err := solver.Solve(snap, solver.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -50,7 +52,8 @@ func TestScenarios(t *testing.T) {
 				t.Fatalf("the plan violates a constraint: %v", err)
 			}
 			var got bytes.Buffer
-			if err := NewResult(p).WriteTable(&got); err != nil {
+			in.WriteIgnored(&got)
+			if err := NewResult(p, in.Rejected...).WriteTable(&got); err != nil {
 				t.Fatal(err)
 			}
 			golden := filepath.Join(dir, "plan.golden")

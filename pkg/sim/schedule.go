@@ -242,7 +242,7 @@ func scaledShape(set *manifest.Set, c Change) (Shape, error) {
 	if obj == nil {
 		return Shape{}, fmt.Errorf("schedule line %d: %s %s/%s is not in the manifests", c.Line, strings.ToLower(c.Kind), c.Namespace, c.Name)
 	}
-	one1 := &manifest.Set{Objects: []manifest.Object{{Object: obj}}, PriorityClasses: set.PriorityClasses}
+	one1 := &manifest.Set{Objects: []manifest.Object{{Object: obj}}, PriorityClasses: set.PriorityClasses, RuntimeClasses: set.RuntimeClasses}
 	pods := one1.Pods()
 	if len(pods) == 0 {
 		return Shape{}, fmt.Errorf("schedule line %d: %s %s/%s creates no pod", c.Line, strings.ToLower(c.Kind), c.Namespace, c.Name)
