@@ -1,6 +1,7 @@
 package solver
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -38,5 +39,17 @@ func TestPodWithResourceClaimsIsUnschedulableDRANotSupported(t *testing.T) {
 	}
 	if len(plan.Claims) != 1 || len(plan.Claims[0].Pods) != 1 || plan.Claims[0].Pods[0] != plain {
 		t.Errorf("the plain pod must get a claim of its own: %s", describe(plan))
+	}
+}
+
+// TestVerifyRefusesAPlacedPodWithResourceClaims: the independent checker holds the rule too.
+func TestVerifyRefusesAPlacedPodWithResourceClaims(t *testing.T) {
+	its := types(t, "m5.large")
+	claimed := pod("1", "1Gi", named("claimed"))
+	snap := &Snapshot{NodePools: []NodePool{nodePool("default", its, onDemand())}, Pods: []*corev1.Pod{claimed}}
+	plan := solveOK(t, snap)
+	resourceClaim("gpu")(claimed) // as if the solver had placed it with its claim
+	if err := Verify(snap, plan); err == nil || !strings.Contains(err.Error(), "dynamic resource claims are not supported") {
+		t.Errorf("Verify: %v; want the placed pod with a resource claim refused", err)
 	}
 }

@@ -139,7 +139,8 @@ func (v *verifier) pending(p *corev1.Pod) bool {
 	return v.pendingSet[p]
 }
 
-// accounting checks that every pending pod appears exactly once in the plan.
+// accounting checks that every pending pod appears exactly once in the plan, and that none is
+// placed that no node can serve.
 func (v *verifier) accounting() {
 	seen := map[*corev1.Pod]int{}
 	for _, p := range v.plan.Placements {
@@ -161,6 +162,18 @@ func (v *verifier) accounting() {
 			v.fail("pod %s appears %d times in the plan", p.Name, seen[p])
 		}
 		delete(seen, p)
+	}
+	for _, pl := range v.plan.Placements {
+		if r := Unsupported(pl.Pod); r != nil {
+			v.fail("pod %s is placed on %s, but %s", pl.Pod.Name, pl.Node, r)
+		}
+	}
+	for _, c := range v.plan.Claims {
+		for _, p := range c.Pods {
+			if r := Unsupported(p); r != nil {
+				v.fail("pod %s is placed on a new claim, but %s", p.Name, r)
+			}
+		}
 	}
 	for p := range seen {
 		v.fail("plan mentions pod %s that is not pending", p.Name)
