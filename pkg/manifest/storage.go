@@ -9,7 +9,6 @@ import (
 	nodev1 "k8s.io/api/node/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -145,57 +144,4 @@ func (s *Set) VolumeClaims() []*corev1.PersistentVolumeClaim {
 		}
 	}
 	return out
-}
-
-// KindCount is how many objects of one kind a Set holds.
-type KindCount struct {
-	schema.GroupKind
-	// APIVersion is that of the first object of the kind.
-	APIVersion string
-	Count      int
-	// First is where the first object of the kind was read.
-	First Source
-}
-
-// Kinds returns the kinds of the Set's objects, in the order each was first read.
-func (s *Set) Kinds() []KindCount {
-	var out []KindCount
-	index := map[schema.GroupKind]int{}
-	for _, o := range s.Objects {
-		gvk := o.Object.GetObjectKind().GroupVersionKind()
-		gk := gvk.GroupKind()
-		i, ok := index[gk]
-		if !ok {
-			i = len(out)
-			index[gk] = i
-			out = append(out, KindCount{GroupKind: gk, APIVersion: gvk.GroupVersion().String(), First: o.Source})
-		}
-		out[i].Count++
-	}
-	return out
-}
-
-// Ignored returns the kinds of Kinds that are not among read: what a tool reading only those
-// kinds leaves aside, for it to say so.
-func (s *Set) Ignored(read ...schema.GroupKind) []KindCount {
-	var out []KindCount
-	for _, k := range s.Kinds() {
-		if !slices.Contains(read, k.GroupKind) {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// Describe returns "Service (v1): 2 objects, the first at web.yaml:12".
-func (k KindCount) Describe() string {
-	what := "object"
-	if k.Count > 1 {
-		what = "objects"
-	}
-	at := k.First.File
-	if k.First.Line > 0 {
-		at = fmt.Sprintf("%s:%d", at, k.First.Line)
-	}
-	return fmt.Sprintf("%s (%s): %d %s, the first at %s", k.Kind, k.APIVersion, k.Count, what, at)
 }
