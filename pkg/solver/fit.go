@@ -50,6 +50,20 @@ func (s *solve) matchesTarget(c *class, t *target) bool {
 }
 
 func (s *solve) checkTarget(c *class, t *target) bool {
+	if !s.toleratesTarget(c, t) {
+		return false
+	}
+	for _, a := range c.active {
+		if a.Matches(t.labels) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// toleratesTarget reports whether the class tolerates the node's taints (the ephemeral ones of
+// a starting node aside).
+func (s *solve) toleratesTarget(c *class, t *target) bool {
 	taints := t.node.Taints
 	if !t.node.Initialized || t.node.InFlight {
 		taints = nil
@@ -59,15 +73,7 @@ func (s *solve) checkTarget(c *class, t *target) bool {
 			}
 		}
 	}
-	if scheduling.UntoleratedTaint(c.tolerations, taints) != nil {
-		return false
-	}
-	for _, a := range c.active {
-		if a.Matches(t.labels) == nil {
-			return true
-		}
-	}
-	return false
+	return scheduling.UntoleratedTaint(c.tolerations, taints) == nil
 }
 
 // tryTarget places up to want pods of the class on an existing node or in-flight claim and

@@ -387,15 +387,15 @@ func (s *solve) eligible(c *class, d int) []int {
 	}
 	seen := map[int]bool{}
 	for _, t := range s.targets {
-		if v := t.domain(s, d); v >= 0 && !seen[v] && (s.compatTarget(c, t) || !honourTaints && s.matchesTarget(c, t)) {
+		if v := t.domain(s, d); v >= 0 && !seen[v] && s.domainTarget(c, t, honourTaints) {
 			seen[v] = true
 		}
 	}
 	for pi, p := range s.pools {
-		if r := c.poolReason[pi]; r != nil && (r.Kind != ReasonTaint || honourTaints) {
+		if !s.domainPool(c, pi, honourTaints) {
 			continue
 		}
-		for _, a := range c.compiled[pi] {
+		for _, a := range c.domainAlts(pi) {
 			if a == nil {
 				continue
 			}
@@ -411,6 +411,38 @@ func (s *solve) eligible(c *class, d int) []int {
 	sortInts(vs)
 	c.eligibleCache[d] = vs
 	return vs
+}
+
+// domainTarget reports whether node t is in the domains of the class's topology spreads: its
+// labels meet the class's required node affinity (a preferred term does not narrow the domains)
+// and, when a spread honours taints, the class tolerates it.
+func (s *solve) domainTarget(c *class, t *target, honourTaints bool) bool {
+	if c.required == nil {
+		return s.compatTarget(c, t) || !honourTaints && s.matchesTarget(c, t)
+	}
+	matches := false
+	for _, a := range c.alts {
+		if a.Matches(t.labels) == nil {
+			matches = true
+			break
+		}
+	}
+	return matches && (!honourTaints || s.toleratesTarget(c, t))
+}
+
+// domainPool reports whether new claims of pool pi add domains to the class's topology
+// spreads: the pool can hold the class under its required node affinity and, when a spread
+// honours taints, the class tolerates the pool.
+func (s *solve) domainPool(c *class, pi int, honourTaints bool) bool {
+	if c.required == nil {
+		r := c.poolReason[pi]
+		return r == nil || r.Kind == ReasonTaint && !honourTaints
+	}
+	p := s.pools[pi]
+	if p.reason != nil || honourTaints && scheduling.UntoleratedTaint(c.tolerations, p.taints) != nil {
+		return false
+	}
+	return s.holds(p, c, c.required[pi])
 }
 
 // claimValues lists the domains of dimension d a claim of pool p restricted to zones, cts and

@@ -192,3 +192,34 @@ func TestPreferencesRespectedAtScale(t *testing.T) {
 		t.Fatalf("counts %v claims %d", counts, len(plan.Claims))
 	}
 }
+
+func TestPreferredNodeAffinityKeepsSpreadDomains(t *testing.T) {
+	sel := map[string]string{"app": "web"}
+	plan := solveOK(t, &Snapshot{
+		NodePools: []NodePool{smallPool(t, "us-east-1a", "us-east-1b", "us-east-1c")},
+		Pods: pods(6, "500m", "512Mi", labelled("app", "web"), spread(apisv1.LabelZone, 1, corev1.DoNotSchedule, sel),
+			preferredNode(10, apisv1.LabelZone, "us-east-1a")),
+	})
+	counts := zoneCounts(plan)
+	if counts["us-east-1a"] != 2 || counts["us-east-1b"] != 2 || counts["us-east-1c"] != 2 {
+		t.Fatalf("a preferred zone must not shrink the spread's domains: want 2/2/2, got %v (%s)", counts, describe(plan))
+	}
+}
+
+func TestVerifyCountsSpreadDomainsNewNodesCouldOpen(t *testing.T) {
+	// Six pods planned in one zone, although the pool could open nodes in two more: a zonal
+	// spread with maxSkew 1 forbids it, whether or not nodes exist there yet.
+	sel := map[string]string{"app": "web"}
+	ps := pods(6, "500m", "512Mi", labelled("app", "web"))
+	snap := &Snapshot{NodePools: []NodePool{smallPool(t, "us-east-1a", "us-east-1b", "us-east-1c")}, Pods: ps}
+	plan := solveOK(t, snap)
+	if counts := zoneCounts(plan); len(counts) != 1 {
+		t.Fatalf("want the unconstrained pods in one zone, got %v", counts)
+	}
+	for _, p := range ps {
+		spread(apisv1.LabelZone, 1, corev1.DoNotSchedule, sel)(p)
+	}
+	if err := Verify(snap, plan); err == nil {
+		t.Fatal("Verify accepted six pods in one zone under a zonal spread with maxSkew 1 over three zones")
+	}
+}

@@ -43,6 +43,7 @@ type verifier struct {
 	plan       *Plan
 	nodes      []*vnode
 	errs       []error
+	domainsOf  map[string][]string // poolDomainsCached
 }
 
 func (v *verifier) fail(format string, args ...any) {
@@ -447,6 +448,15 @@ func (v *verifier) spread(vn *vnode, p *corev1.Pod, tsc corev1.TopologySpreadCon
 			}
 		}
 	}
+	// Domains new nodes could open in count too, with no pods yet: a spread is over the domains
+	// the pod could land in, not only those that happen to have nodes.
+	for i := range v.snap.NodePools {
+		for _, d := range v.poolDomainsCached(i, p, alts, tsc) {
+			if _, seen := counts[d]; !seen {
+				counts[d] = 0
+			}
+		}
+	}
 	low := -1
 	for _, n := range counts {
 		if low < 0 || n < low {
@@ -459,6 +469,79 @@ func (v *verifier) spread(vn *vnode, p *corev1.Pod, tsc corev1.TopologySpreadCon
 	if counts[dom]-low > int(tsc.MaxSkew) {
 		v.fail("pod %s spread on %s: domain %s has %d, least %d, maxSkew %d", p.Name, tsc.TopologyKey, dom, counts[dom], low, tsc.MaxSkew)
 	}
+}
+
+// poolDomainsCached is poolDomains, remembered for pods alike in what it reads.
+func (v *verifier) poolDomainsCached(i int, p *corev1.Pod, alts []scheduling.Requirements, tsc corev1.TopologySpreadConstraint) []string {
+	req, _ := scheduling.PodRequests(p)
+	key := fmt.Sprint(i, tsc.TopologyKey, tsc.NodeAffinityPolicy != nil && *tsc.NodeAffinityPolicy == corev1.NodeInclusionPolicyIgnore, req, alts)
+	if tsc.NodeTaintsPolicy != nil && *tsc.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor {
+		key += fmt.Sprint(p.Spec.Tolerations)
+	}
+	if d, ok := v.domainsOf[key]; ok {
+		return d
+	}
+	if v.domainsOf == nil {
+		v.domainsOf = map[string][]string{}
+	}
+	d := v.poolDomains(&v.snap.NodePools[i], p, alts, tsc)
+	v.domainsOf[key] = d
+	return d
+}
+
+// poolDomains lists the domains of the spread's key that a new node of pool np holding pod p
+// could be in: over the pool's types that hold the pod (DaemonSets included) and their usable
+// offerings, those the pod's required node affinity admits (unless the spread ignores node
+// affinity) and, when the spread honours taints, only if the pod tolerates the pool. A new node
+// is a hostname domain of its own ("").
+func (v *verifier) poolDomains(np *NodePool, p *corev1.Pod, alts []scheduling.Requirements, tsc corev1.TopologySpreadConstraint) []string {
+	if tsc.NodeTaintsPolicy != nil && *tsc.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor &&
+		scheduling.UntoleratedTaint(p.Spec.Tolerations, np.Taints) != nil {
+		return nil
+	}
+	if tsc.NodeAffinityPolicy != nil && *tsc.NodeAffinityPolicy == corev1.NodeInclusionPolicyIgnore {
+		alts = []scheduling.Requirements{{}}
+	}
+	req, err := scheduling.PodRequests(p)
+	if err != nil {
+		return nil
+	}
+	base := np.Requirements.Add(scheduling.In(apisv1.NodePoolLabelKey, np.Name))
+	for k, val := range np.Labels {
+		base = base.Add(scheduling.In(k, val))
+	}
+	var out []string
+	for _, it := range np.InstanceTypes {
+		if scheduling.Compatible(base, it.Requirements, scheduling.AllowUndefinedWellKnown) != nil {
+			continue
+		}
+		if !req.FitsIn(it.Allocatable().Sub(v.daemonOverhead(np, it))) {
+			continue
+		}
+		for oi := range it.Offerings {
+			o := &it.Offerings[oi]
+			node := base.Intersect(it.Requirements).Intersect(o.Requirements())
+			if !o.Usable() || !node.IsSatisfiable() {
+				continue
+			}
+			for _, a := range alts {
+				if scheduling.Compatible(node, a, scheduling.AllowUndefinedWellKnown) != nil {
+					continue
+				}
+				if tsc.TopologyKey == apisv1.LabelHostname {
+					return []string{""}
+				}
+				lbls := it.NodeLabels(o)
+				maps.Copy(lbls, np.Labels)
+				if val, ok := lbls[tsc.TopologyKey]; ok {
+					out = append(out, val)
+				} else if r, ok := node.Intersect(a).Get(tsc.TopologyKey); ok && !r.IsComplement() {
+					out = append(out, r.Values()...)
+				}
+			}
+		}
+	}
+	return out
 }
 
 func carriesSpread(p *corev1.Pod, tsc corev1.TopologySpreadConstraint) bool {
