@@ -64,6 +64,9 @@ type class struct {
 	// honourMatched keeps the skew of spread groups that select the class's pods without being
 	// its own terms; it is relaxed last.
 	honourMatched bool
+	// countPlanned keeps the skew of the class's own spreads among every selected pod where it
+	// is planned, not only among the firm ones; it is relaxed after honourMatched.
+	countPlanned bool
 }
 
 func (c *class) remaining() int { return len(c.pods) - c.next }
@@ -159,7 +162,7 @@ func (c *class) rigid() int {
 }
 
 func (s *solve) newClass(pod *corev1.Pod) *class {
-	c := &class{pods: []*corev1.Pod{pod}, ns: pod.Namespace, labels: pod.Labels, tolerations: pod.Spec.Tolerations, relaxedFrom: -1, honourMatched: true}
+	c := &class{pods: []*corev1.Pod{pod}, ns: pod.Namespace, labels: pod.Labels, tolerations: pod.Spec.Tolerations, relaxedFrom: -1, honourMatched: true, countPlanned: true}
 	var err error
 	if c.requests, err = scheduling.PodRequests(pod); err != nil {
 		c.invalid = err

@@ -223,3 +223,15 @@ func TestVerifyCountsSpreadDomainsNewNodesCouldOpen(t *testing.T) {
 		t.Fatal("Verify accepted six pods in one zone under a zonal spread with maxSkew 1 over three zones")
 	}
 }
+
+// TestSpreadOutsideItsOwnSelectorIsPlaced feeds the pods of Karpenter's scheduling benchmark:
+// zonal and hostname spreads whose pods are labelled my-label with one value and select another.
+// kube-scheduler places them all, counting the pods the selector picks where they land.
+func TestSpreadOutsideItsOwnSelectorIsPlaced(t *testing.T) {
+	its := syntheticTypes(400)
+	snap := &Snapshot{NodePools: []NodePool{nodePool("default", its, scheduling.Requirements{})}, Pods: diversePods(1000, 42)}
+	plan := solveOK(t, snap)
+	if n := len(plan.Unschedulable); n != 0 {
+		t.Fatalf("%d of 1000 pods unschedulable, first: %v", n, plan.Unschedulable[0].Reasons)
+	}
+}
