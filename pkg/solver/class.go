@@ -293,6 +293,12 @@ func (s *solve) compileAlt(p *pool, c *class, alt scheduling.Requirements) (*alt
 		}
 		return nil, &Reason{Kind: ReasonNoOffering, NodePool: p.name(), Requirement: strings.Join(named, ", ")}
 	}
+	if s.strictMinValues() {
+		// The pod's requirements and requests alone must leave the pool's minValues.
+		if mv, left := s.minValuesShort(p, a.types, mask, &c.requests); mv != nil {
+			return nil, minValuesReason(p, mv, left)
+		}
+	}
 	return a, nil
 }
 

@@ -194,6 +194,7 @@ func (s *solve) tryClaimAlt(c *class, cl *newClaim, a *altInPool, want int, D, d
 	types.And(a.types)
 	mask := offerBits(zones, cts)
 	n, tgt := s.claimFit(cl, c, types, mask, n)
+	n = s.keepMinValues(c, cl, types, mask, n)
 	if n <= 0 || s.dry {
 		return max(n, 0)
 	}

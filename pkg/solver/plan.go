@@ -59,6 +59,9 @@ type Claim struct {
 	// Requests is what its pods ask for; DaemonSetOverhead what DaemonSets will add.
 	Requests          scheduling.Resources
 	DaemonSetOverhead scheduling.Resources
+	// MinValuesRelaxed is set when, under the BestEffort minValues policy, Requirements carry a
+	// minValues lowered to the distinct values the options have left.
+	MinValuesRelaxed bool
 }
 
 // NodeClaimRequirements returns the claim's requirements with the instance types pinned to its

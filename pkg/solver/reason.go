@@ -28,6 +28,9 @@ const (
 	ReasonTopology ReasonKind = "Topology"
 	// ReasonHostPort: a host port is taken wherever the pod could go.
 	ReasonHostPort ReasonKind = "HostPort"
+	// ReasonMinValues: with the pod, fewer distinct values of a key (Key) would be left among a
+	// claim's instance types than a requirement's minValues asks for.
+	ReasonMinValues ReasonKind = "MinValues"
 )
 
 // Reason explains, as data, why a pod cannot go to a NodePool.
@@ -71,6 +74,8 @@ func (r Reason) String() string {
 		return fmt.Sprintf("host port %s is taken%s", r.Detail, pool)
 	case ReasonInvalidPod:
 		return "invalid scheduling constraints: " + r.Detail
+	case ReasonMinValues:
+		return fmt.Sprintf("minValues of %s cannot be kept%s: %s", r.Key, pool, r.Detail)
 	}
 	return fmt.Sprintf("%s: %s%s", r.Kind, r.Detail, pool)
 }

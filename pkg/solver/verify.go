@@ -239,6 +239,7 @@ func (v *verifier) claim(np *NodePool, c *Claim, placed map[*corev1.Pod]*vnode) 
 			v.fail("claim %s option %s cannot hold its pods (%s + daemonsets %s > %s)", c.Hostname, it.Name, total, ds, it.Allocatable())
 		}
 	}
+	v.minValues(np, c)
 	if inc := scheduling.Compatible(c.InstanceType.Requirements, c.Requirements, func(string) bool { return true }); inc != nil {
 		v.fail("claim %s requirements exclude its own launch type: %v", c.Hostname, inc)
 	}
@@ -260,6 +261,38 @@ func (v *verifier) claim(np *NodePool, c *Claim, placed map[*corev1.Pod]*vnode) 
 	for _, p := range c.Pods {
 		v.add(vn, p)
 		placed[p] = vn
+	}
+}
+
+// minValues checks that the claim's options keep as many distinct values of every key the
+// pool asks minValues of (and the instance types decide) as it asks, or as the claim's own
+// requirement says when it records a relaxation.
+func (v *verifier) minValues(np *NodePool, c *Claim) {
+	for _, r := range np.Requirements.Items() {
+		if r.MinValues <= 0 {
+			continue
+		}
+		if tr, ok := c.InstanceType.Requirements.Get(r.Key); !ok || tr.IsComplement() {
+			continue // not a key the instance types decide
+		}
+		want := r.MinValues
+		if cr, ok := c.Requirements.Get(r.Key); ok && cr.MinValues < want {
+			if !c.MinValuesRelaxed {
+				v.fail("claim %s lowers minValues of %s to %d without recording it", c.Hostname, r.Key, cr.MinValues)
+			}
+			want = cr.MinValues
+		}
+		seen := map[string]bool{}
+		for _, it := range c.InstanceTypes {
+			if tr, ok := it.Requirements.Get(r.Key); ok && !tr.IsComplement() {
+				for _, val := range tr.Values() {
+					seen[val] = true
+				}
+			}
+		}
+		if len(seen) < want {
+			v.fail("claim %s keeps %d distinct values of %s, minValues %d", c.Hostname, len(seen), r.Key, want)
+		}
 	}
 }
 
