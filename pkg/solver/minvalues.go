@@ -32,6 +32,27 @@ func ParseMinValuesPolicy(s string) (MinValuesPolicy, error) {
 	return "", fmt.Errorf("invalid min values policy %q: want %s or %s", s, MinValuesStrict, MinValuesBestEffort)
 }
 
+// String, Set and Type let a command line take the policy as a flag value.
+func (p *MinValuesPolicy) String() string {
+	if *p == "" {
+		return string(MinValuesStrict)
+	}
+	return string(*p)
+}
+
+// Set parses a policy name.
+func (p *MinValuesPolicy) Set(s string) error {
+	v, err := ParseMinValuesPolicy(s)
+	if err != nil {
+		return err
+	}
+	*p = v
+	return nil
+}
+
+// Type names the flag's value kind.
+func (p *MinValuesPolicy) Type() string { return "policy" }
+
 // minValue is a requirement of a pool with minValues on a key the instance types decide.
 type minValue struct {
 	key string

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
 
@@ -130,5 +131,26 @@ func TestVerifyRejectsAClaimBelowMinValues(t *testing.T) {
 	snap.NodePools[0].Requirements = onDemand(withMin(scheduling.In(apisv1.LabelInstanceType, "m5.large", "m5.xlarge", "m5.2xlarge", "m5.4xlarge"), 3))
 	if err := Verify(snap, plan); err == nil {
 		t.Fatal("Verify accepted a claim with two options under instance-type minValues 3")
+	}
+}
+
+func TestNarrowKeepsMinValues(t *testing.T) {
+	its := types(t, "m5.large", "m5.xlarge", "m5.2xlarge", "m5.4xlarge")
+	np := nodePool("default", its, onDemand(withMin(scheduling.In(apisv1.LabelInstanceType, "m5.large", "m5.xlarge", "m5.2xlarge", "m5.4xlarge"), 3)))
+	plan := solveOK(t, &Snapshot{NodePools: []NodePool{np}, Pods: pods(1, "1", "1Gi")})
+	c := plan.Claims[0]
+	if len(c.InstanceTypes) != 4 {
+		t.Fatalf("want four options, got %v", claimTypes(c))
+	}
+	if c.Narrow(func(it *catalog.InstanceType, _ float64) bool {
+		return it.Name != "m5.4xlarge" && it.Name != "m5.2xlarge"
+	}) {
+		t.Fatalf("Narrow left %v under instance-type minValues 3", claimTypes(c))
+	}
+	if len(c.InstanceTypes) != 4 {
+		t.Fatalf("a refused Narrow must leave the claim as it was, got %v", claimTypes(c))
+	}
+	if !c.Narrow(func(it *catalog.InstanceType, _ float64) bool { return it.Name != "m5.4xlarge" }) || len(c.InstanceTypes) != 3 {
+		t.Fatalf("Narrow to three options refused or wrong: %v", claimTypes(c))
 	}
 }
