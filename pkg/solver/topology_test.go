@@ -235,3 +235,37 @@ func TestSpreadOutsideItsOwnSelectorIsPlaced(t *testing.T) {
 		t.Fatalf("%d of 1000 pods unschedulable, first: %v", n, plan.Unschedulable[0].Reasons)
 	}
 }
+
+// TestSpreadOutsideItsSelectorCountsBatchPodsWherePlaced: pods labelled a spread over the
+// zones of the pods labelled b. The b pods of the same batch count where they are planned, and
+// a zone at the least count always admits the a pods, however many there are. (The regression
+// test of issue 10 item 6 is TestSpreadOutsideItsOwnSelectorIsPlaced; this one checks the rule
+// on a shape small enough to read.)
+func TestSpreadOutsideItsSelectorCountsBatchPodsWherePlaced(t *testing.T) {
+	sel := map[string]string{"my-label": "b"}
+	ps := append(pods(21, "2", "2Gi", labelled("my-label", "b")),
+		pods(9, "500m", "512Mi", labelled("my-label", "a"), spread(apisv1.LabelZone, 1, corev1.DoNotSchedule, sel))...)
+	plan := solveOK(t, &Snapshot{NodePools: []NodePool{smallPool(t, "us-east-1a", "us-east-1b", "us-east-1c")}, Pods: ps})
+	if len(plan.Unschedulable) != 0 {
+		t.Fatalf("%d pods unschedulable: %v", len(plan.Unschedulable), plan.Unschedulable[0].Reasons)
+	}
+	b := map[string]int{}
+	for _, c := range plan.Claims {
+		for _, p := range c.Pods {
+			if p.Labels["my-label"] == "b" {
+				b[c.Offering.Zone]++
+			}
+		}
+	}
+	low := 1 << 30
+	for _, z := range []string{"us-east-1a", "us-east-1b", "us-east-1c"} {
+		low = min(low, b[z])
+	}
+	for _, c := range plan.Claims {
+		for _, p := range c.Pods {
+			if p.Labels["my-label"] == "a" && b[c.Offering.Zone]-low > 1 {
+				t.Errorf("pod %s in %s, where %d b pods are, least %d", p.Name, c.Offering.Zone, b[c.Offering.Zone], low)
+			}
+		}
+	}
+}
