@@ -39,6 +39,7 @@ func (f *controllerFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.opts.Provisioning.BatchMax, "batch-max-duration", 0, "close a provisioning batch this long after it opened (default 10s)")
 	fs.IntVar(&f.opts.Provisioning.CreateWorkers, "nodeclaim-create-workers", 0, "NodeClaims created concurrently (default 16)")
 	fs.BoolVar(&f.opts.Provisioning.Bound, "lower-bound", false, "compute each batch's proven lower bound (logged); costs time on large batches")
+	fs.Var(&f.opts.Provisioning.MinValuesPolicy, "min-values-policy", "Strict keeps every NodePool requirement's minValues (pods that would leave fewer values are unschedulable); BestEffort lowers minValues to what is left and records it on the NodeClaim")
 	fs.StringSliceVar(&f.opts.Provisioning.Schedulers, "scheduler-names", nil, "scheduler names whose pods tenon provisions for (default default-scheduler)")
 	f.registerDisruption(fs)
 	fs.DurationVar(&f.opts.Interruption.PollInterval, "interruption-poll-interval", 0, "how often the cloud provider's interruption queue is polled (default 1s)")

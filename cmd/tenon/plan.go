@@ -14,6 +14,7 @@ import (
 func newPlan() *cobra.Command {
 	var files, nodes []string
 	var region, output string
+	var minValues solver.MinValuesPolicy
 	cmd := &cobra.Command{
 		Use:   "plan -f nodepools.yaml -f workload.yaml [--nodes existing.yaml]",
 		Short: "Show the nodes tenon would buy for a workload, offline",
@@ -52,7 +53,7 @@ total $/h, and a proven lower bound on what any plan must cost.`,
 				return err
 			}
 			in.WriteIgnored(cmd.ErrOrStderr())
-			p, err := solver.Solve(in.Snapshot, solver.Options{})
+			p, err := solver.Solve(in.Snapshot, solver.Options{MinValuesPolicy: minValues})
 			if err != nil {
 				return err
 			}
@@ -66,6 +67,7 @@ total $/h, and a proven lower bound on what any plan must cost.`,
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file or directory (repeatable; - for stdin)")
 	cmd.Flags().StringArrayVar(&nodes, "nodes", nil, "manifests of existing Nodes and the Pods bound to them (repeatable)")
 	cmd.Flags().StringVar(&region, "region", "us-east-1", "region of the instance catalog for NodePools without a simulated NodeClass")
+	cmd.Flags().Var(&minValues, "min-values-policy", "Strict or BestEffort, as tenon controller's flag")
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json")
 	return cmd
 }

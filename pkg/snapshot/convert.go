@@ -3,6 +3,7 @@ package snapshot
 import (
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -178,6 +179,7 @@ func NodeClaim(c *solver.Claim, np *apisv1.NodePool) *apisv1.NodeClaim {
 	}
 	nc.Annotations[apisv1.NodePoolHashAnnotationKey] = np.Hash()
 	nc.Annotations[apisv1.NodePoolHashVersionAnnotationKey] = apisv1.NodePoolHashVersion
+	nc.Annotations[apisv1.NodeClaimMinValuesRelaxedAnnotationKey] = strconv.FormatBool(c.MinValuesRelaxed)
 	nc.OwnerReferences = []metav1.OwnerReference{{
 		APIVersion:         apisv1.SchemeGroupVersion.String(),
 		Kind:               "NodePool",
@@ -187,9 +189,11 @@ func NodeClaim(c *solver.Claim, np *apisv1.NodePool) *apisv1.NodeClaim {
 	}}
 	nc.Spec.Requirements = nil
 	for _, r := range c.NodeClaimRequirements().Items() {
-		for _, nsr := range r.NodeSelectorRequirements() {
+		for i, nsr := range r.NodeSelectorRequirements() {
 			req := apisv1.NodeSelectorRequirementWithMinValues{Key: nsr.Key, Operator: nsr.Operator, Values: nsr.Values}
-			if r.MinValues > 0 && nsr.Operator == corev1.NodeSelectorOpIn {
+			// minValues goes with the key once, whatever operator writes it (Gt and Exists
+			// carry it as In does).
+			if r.MinValues > 0 && i == 0 {
 				mv := r.MinValues
 				req.MinValues = &mv
 			}

@@ -56,24 +56,31 @@ var (
 	groupVal = []string{"a", "b", "c", "d", "e", "f", "g"}
 )
 
-// diversePods returns n pods in fifths: unconstrained; zonal topology spread (maxSkew 1);
-// hostname topology spread (maxSkew 1); zonal self-affinity; hostname self-anti-affinity.
+// diversePods returns n pods in fifths, labelled and selecting as in Karpenter's scheduling
+// benchmark: unconstrained pods labelled my-label: <a–g>; zonal and hostname topology spreads
+// (maxSkew 1, DoNotSchedule) whose pods are labelled my-label with one value drawn at random and
+// select my-label with another drawn independently (so most spread pods lie outside their own
+// selector, and the generic pods and the other spreads' pods count towards it); zonal
+// self-affinity on my-affinity; hostname self-anti-affinity.
 func diversePods(n int, seed uint64) []*corev1.Pod {
 	r := rand.New(rand.NewPCG(seed, 0))
 	out := make([]*corev1.Pod, 0, n)
+	draw := func() string { return groupVal[r.IntN(len(groupVal))] }
 	for i := 0; i < n; i++ {
 		cpu, mem := benchCPU[r.IntN(len(benchCPU))], benchMem[r.IntN(len(benchMem))]
-		g := groupVal[r.IntN(len(groupVal))]
 		var opts []podOpt
 		switch i * 5 / n {
 		case 0:
-			opts = append(opts, labelled("generic", g))
+			opts = append(opts, labelled("my-label", draw()))
 		case 1:
-			opts = append(opts, labelled("spread-zone", g), spread(apisv1.LabelZone, 1, corev1.DoNotSchedule, map[string]string{"spread-zone": g}))
+			own, sel := draw(), draw()
+			opts = append(opts, labelled("my-label", own), spread(apisv1.LabelZone, 1, corev1.DoNotSchedule, map[string]string{"my-label": sel}))
 		case 2:
-			opts = append(opts, labelled("spread-host", g), spread(apisv1.LabelHostname, 1, corev1.DoNotSchedule, map[string]string{"spread-host": g}))
+			own, sel := draw(), draw()
+			opts = append(opts, labelled("my-label", own), spread(apisv1.LabelHostname, 1, corev1.DoNotSchedule, map[string]string{"my-label": sel}))
 		case 3:
-			opts = append(opts, labelled("affinity-zone", g), podAffinity(apisv1.LabelZone, map[string]string{"affinity-zone": g}))
+			g := draw()
+			opts = append(opts, labelled("my-affinity", g), podAffinity(apisv1.LabelZone, map[string]string{"my-affinity": g}))
 		default:
 			opts = append(opts, labelled("app", "anti"), antiAffinity(apisv1.LabelHostname, map[string]string{"app": "anti"}))
 		}

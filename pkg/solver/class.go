@@ -46,6 +46,11 @@ type class struct {
 	// and poolReason[p] why none is compatible.
 	compiled   [][]*altInPool
 	poolReason []*Reason
+	// required[p] holds the required alternatives alone compiled against pool p (nil entries:
+	// incompatible; the whole slice nil when the class has no preferred node-affinity term, and
+	// compiled serves). The domains of a topology spread come from these: a preferred term may
+	// choose among the domains, it never removes one from the spread's count.
+	required [][]*altInPool
 
 	// Derived state, refreshed when preferences are relaxed.
 	active        []scheduling.Requirements // alternatives with the enforced preference
@@ -60,6 +65,9 @@ type class struct {
 	// honourMatched keeps the skew of spread groups that select the class's pods without being
 	// its own terms; it is relaxed last.
 	honourMatched bool
+	// countPlanned keeps the skew of the class's own spreads among every selected pod where it
+	// is planned, not only among the firm ones; it is relaxed after honourMatched.
+	countPlanned bool
 }
 
 func (c *class) remaining() int { return len(c.pods) - c.next }
@@ -126,6 +134,15 @@ func (s *solve) compileClasses() error {
 	return nil
 }
 
+// domainAlts is the class's required alternatives compiled against pool pi: what decides the
+// domains of its topology spreads.
+func (c *class) domainAlts(pi int) []*altInPool {
+	if c.required != nil {
+		return c.required[pi]
+	}
+	return c.compiled[pi]
+}
+
 // firmIn reports whether the class's pods count towards the least-filled domain of group g:
 // they carry one of its hard spread terms.
 func (c *class) firmIn(g *group) bool { return slices.Contains(c.firmGroups, g) }
@@ -146,7 +163,7 @@ func (c *class) rigid() int {
 }
 
 func (s *solve) newClass(pod *corev1.Pod) *class {
-	c := &class{pods: []*corev1.Pod{pod}, ns: pod.Namespace, labels: pod.Labels, tolerations: pod.Spec.Tolerations, relaxedFrom: -1, honourMatched: true}
+	c := &class{pods: []*corev1.Pod{pod}, ns: pod.Namespace, labels: pod.Labels, tolerations: pod.Spec.Tolerations, relaxedFrom: -1, honourMatched: true, countPlanned: true}
 	if r := Unsupported(pod); r != nil {
 		c.invalid = &unsupportedError{*r}
 		return c
@@ -183,10 +200,23 @@ func (s *solve) newClass(pod *corev1.Pod) *class {
 	return c
 }
 
-// compileForPools compiles the class's active alternatives against every pool.
+// compileForPools compiles the class's active alternatives against every pool, and once its
+// required alternatives alone when a preference is folded into the active ones.
 func (s *solve) compileForPools(c *class) {
 	c.compiled = make([][]*altInPool, len(s.pools))
 	c.poolReason = make([]*Reason, len(s.pools))
+	if len(c.prefs) > 0 && c.required == nil {
+		c.required = make([][]*altInPool, len(s.pools))
+		for pi, p := range s.pools {
+			c.required[pi] = make([]*altInPool, len(c.alts))
+			if p.reason != nil {
+				continue
+			}
+			for ai, alt := range c.alts {
+				c.required[pi][ai], _ = s.compileAlt(p, c, alt)
+			}
+		}
+	}
 
 	alts := c.activeAlts()
 	for pi, p := range s.pools {
@@ -268,13 +298,25 @@ func (s *solve) compileAlt(p *pool, c *class, alt scheduling.Requirements) (*alt
 		}
 		return nil, &Reason{Kind: ReasonNoOffering, NodePool: p.name(), Requirement: strings.Join(named, ", ")}
 	}
+	if s.strictMinValues() {
+		// The pod's requirements and requests alone must leave the pool's minValues.
+		if mv, left := s.minValuesShort(p, a.types, mask, &c.requests); mv != nil {
+			return nil, minValuesReason(p, mv, left)
+		}
+	}
 	return a, nil
 }
 
 // canHold reports whether some type of pool p, with an offer the class's alternatives allow,
 // holds at least one pod of the class.
 func (s *solve) canHold(p *pool, c *class) bool {
-	for _, a := range c.compiled[p.index] {
+	return s.holds(p, c, c.compiled[p.index])
+}
+
+// holds reports whether some type of pool p, with an offer one of alts allows, holds at least
+// one pod of the class.
+func (s *solve) holds(p *pool, c *class, alts []*altInPool) bool {
+	for _, a := range alts {
 		if a == nil {
 			continue
 		}

@@ -28,14 +28,12 @@ func (s *solve) finalize() {
 		if len(cl.members) == 0 {
 			continue // opened, but nothing joined it
 		}
-		out, ok := s.settle(cl)
-		if !ok {
+		out, reason := s.settle(cl)
+		if out == nil {
 			for _, m := range cl.members {
 				m.c.placed -= len(m.pods)
 				for _, pod := range m.pods {
-					s.unschedulable = append(s.unschedulable, Unschedulable{Pod: pod, Reasons: []Reason{{
-						Kind: ReasonLimits, NodePool: cl.pool.name(), Detail: "no instance type that holds the claim fits in what the limits leave",
-					}}})
+					s.unschedulable = append(s.unschedulable, Unschedulable{Pod: pod, Reasons: []Reason{*reason}})
 				}
 			}
 			continue
@@ -51,8 +49,9 @@ type option struct {
 }
 
 // settle computes a claim's options (types that hold everything on it, with a usable offer in
-// its zones and capacity types, within limits), cheapest first, and takes the cheapest.
-func (s *solve) settle(cl *newClaim) (*Claim, bool) {
+// its zones and capacity types, within limits), cheapest first, and takes the cheapest. It
+// returns nil and the reason when no option is left, or too few for minValues under Strict.
+func (s *solve) settle(cl *newClaim) (*Claim, *Reason) {
 	p := cl.pool
 	mask := offerBits(cl.zones, cl.cts)
 	opts := s.optBuf[:0]
@@ -71,7 +70,7 @@ func (s *solve) settle(cl *newClaim) (*Claim, bool) {
 		}
 	}
 	if len(opts) == 0 {
-		return nil, false
+		return nil, &Reason{Kind: ReasonLimits, NodePool: p.name(), Detail: "no instance type that holds the claim fits in what the limits leave"}
 	}
 	if !sorted {
 		slices.SortStableFunc(opts, func(a, b option) int {
@@ -82,6 +81,10 @@ func (s *solve) settle(cl *newClaim) (*Claim, bool) {
 		})
 	}
 	opts = s.truncate(cl, opts)
+	relaxed, reason := s.settleMinValues(p, opts)
+	if reason != nil {
+		return nil, reason
+	}
 	launch := opts[0]
 	lt := p.types[launch.ti]
 	if launch.o.resv >= 0 {
@@ -125,12 +128,51 @@ func (s *solve) settle(cl *newClaim) (*Claim, bool) {
 	}
 	reqs = reqs.Add(scheduling.In(apisv1.LabelZone, zones...))
 	reqs = reqs.Add(scheduling.In(apisv1.CapacityTypeLabelKey, out.CapacityTypes...))
+	for _, r := range relaxed {
+		if cur, ok := reqs.Get(r.key); ok {
+			cur.MinValues = r.left
+			reqs = reqs.Without(r.key).Add(cur)
+		}
+	}
 	out.Requirements = reqs
+	out.MinValuesRelaxed = len(relaxed) > 0
 	out.Pods = make([]*corev1.Pod, 0, len(cl.members))
 	for _, m := range cl.members {
 		out.Pods = append(out.Pods, m.pods...)
 	}
-	return out, true
+	return out, nil
+}
+
+// relaxedMinValue is a minValues requirement lowered to the distinct values left.
+type relaxedMinValue struct {
+	key  string
+	left int
+}
+
+// settleMinValues checks a claim's final options against the pool's minValues requirements:
+// under Strict a shortfall is the claim's reason to fail; under BestEffort it lowers the
+// requirement to what is left.
+func (s *solve) settleMinValues(p *pool, opts []option) ([]relaxedMinValue, *Reason) {
+	if len(p.minValues) == 0 {
+		return nil, nil
+	}
+	set := scheduling.NewBitset(len(p.types))
+	for _, o := range opts {
+		set.Set(o.ti)
+	}
+	var relaxed []relaxedMinValue
+	for i := range p.minValues {
+		mv := &p.minValues[i]
+		left := countValues(mv.ki, set, mv.min)
+		if left >= mv.min {
+			continue
+		}
+		if s.strictMinValues() {
+			return nil, minValuesReason(p, mv, left)
+		}
+		relaxed = append(relaxed, relaxedMinValue{key: mv.key, left: left})
+	}
+	return relaxed, nil
 }
 
 // truncate keeps at most MaxInstanceTypes options, but never fewer than a minValues requirement

@@ -50,6 +50,20 @@ func (s *solve) matchesTarget(c *class, t *target) bool {
 }
 
 func (s *solve) checkTarget(c *class, t *target) bool {
+	if !s.toleratesTarget(c, t) {
+		return false
+	}
+	for _, a := range c.active {
+		if a.Matches(t.labels) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// toleratesTarget reports whether the class tolerates the node's taints (the ephemeral ones of
+// a starting node aside).
+func (s *solve) toleratesTarget(c *class, t *target) bool {
 	taints := t.node.Taints
 	if !t.node.Initialized || t.node.InFlight {
 		taints = nil
@@ -59,15 +73,7 @@ func (s *solve) checkTarget(c *class, t *target) bool {
 			}
 		}
 	}
-	if scheduling.UntoleratedTaint(c.tolerations, taints) != nil {
-		return false
-	}
-	for _, a := range c.active {
-		if a.Matches(t.labels) == nil {
-			return true
-		}
-	}
-	return false
+	return scheduling.UntoleratedTaint(c.tolerations, taints) == nil
 }
 
 // tryTarget places up to want pods of the class on an existing node or in-flight claim and
@@ -188,6 +194,7 @@ func (s *solve) tryClaimAlt(c *class, cl *newClaim, a *altInPool, want int, D, d
 	types.And(a.types)
 	mask := offerBits(zones, cts)
 	n, tgt := s.claimFit(cl, c, types, mask, n)
+	n = s.keepMinValues(c, cl, types, mask, n)
 	if n <= 0 || s.dry {
 		return max(n, 0)
 	}

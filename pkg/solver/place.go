@@ -264,17 +264,29 @@ func (s *solve) domainCap(c *class, d, v int) int {
 			return 0 // a node without the key is no domain of the constraint
 		}
 		cnt := st.g.count(v)
-		low := s.minCount(c, st)
-		if st.self {
-			// Other pods of the group may carry a tighter skew; the final placement must keep
-			// theirs too.
-			skew := st.maxSkew
-			if st.hard && st.g.maxSkew > 0 {
-				skew = min(skew, st.g.maxSkew)
+		if !st.self {
+			// The class's pods are outside the selector: placing them changes no count, so a
+			// domain is open to all of them while its count (every selected pod, counted where
+			// it is placed) is within maxSkew of the least, as kube-scheduler judges it. The
+			// least-filled domain always is.
+			if cnt-s.minCountGroup(c, st.g, st.minDomains, true) > st.maxSkew {
+				return 0
 			}
-			n = min(n, int(low+skew-cnt))
-		} else if cnt-low > st.maxSkew {
-			return 0
+			continue
+		}
+		// Other pods of the group may carry a tighter skew; the final placement must keep
+		// theirs too.
+		skew := st.maxSkew
+		if st.hard && st.g.maxSkew > 0 {
+			skew = min(skew, st.g.maxSkew)
+		}
+		// The skew must hold among the firm pods (running, or carrying a hard term of the
+		// group: pods that stay where they are put) and, while the class counts planned pods
+		// (relaxed last), among every selected pod counted where it is planned, since
+		// kube-scheduler may bind the pods that do not carry the term before or after these.
+		n = min(n, int(s.minCount(c, st)+skew-st.g.firmCount(v)))
+		if c.countPlanned {
+			n = min(n, int(s.minCountGroup(c, st.g, st.minDomains, true)+skew-cnt))
 		}
 	}
 	for _, at := range c.affinity {
@@ -314,7 +326,7 @@ func (s *solve) domainCap(c *class, d, v int) int {
 			if v < 0 {
 				continue
 			}
-			n = min(n, int(s.minCountGroup(c, g, 0)+g.maxSkew-g.count(v)))
+			n = min(n, int(s.minCountGroup(c, g, 0, false)+g.maxSkew-g.count(v)))
 		}
 	}
 	return max(n, 0)
@@ -330,13 +342,16 @@ func (c *class) ownsSpread(g *group) bool {
 	return false
 }
 
-// minCount is the least count of the spread term's group over the domains the class may land
-// in (zero when they are fewer than minDomains, or for hostnames, where a new node is a domain).
+// minCount is the least firm count of the spread term's group over the domains the class may
+// land in (zero when they are fewer than minDomains, or for hostnames, where a new node is a
+// domain).
 func (s *solve) minCount(c *class, st *spreadTerm) int32 {
-	return s.minCountGroup(c, st.g, st.minDomains)
+	return s.minCountGroup(c, st.g, st.minDomains, false)
 }
 
-func (s *solve) minCountGroup(c *class, g *group, minDomains int32) int32 {
+// minCountGroup is the least count of group g over the domains the class may land in: of its
+// firm pods, or of all the pods it selects (all).
+func (s *solve) minCountGroup(c *class, g *group, minDomains int32, all bool) int32 {
 	if g.dim == dimHostname {
 		return 0
 	}
@@ -346,7 +361,11 @@ func (s *solve) minCountGroup(c *class, g *group, minDomains int32) int32 {
 	}
 	low := int32(math.MaxInt32)
 	for _, v := range values {
-		low = min(low, g.firmCount(v))
+		if all {
+			low = min(low, g.count(v))
+		} else {
+			low = min(low, g.firmCount(v))
+		}
 	}
 	return low
 }
@@ -387,15 +406,15 @@ func (s *solve) eligible(c *class, d int) []int {
 	}
 	seen := map[int]bool{}
 	for _, t := range s.targets {
-		if v := t.domain(s, d); v >= 0 && !seen[v] && (s.compatTarget(c, t) || !honourTaints && s.matchesTarget(c, t)) {
+		if v := t.domain(s, d); v >= 0 && !seen[v] && s.domainTarget(c, t, honourTaints) {
 			seen[v] = true
 		}
 	}
 	for pi, p := range s.pools {
-		if r := c.poolReason[pi]; r != nil && (r.Kind != ReasonTaint || honourTaints) {
+		if !s.domainPool(c, pi, honourTaints) {
 			continue
 		}
-		for _, a := range c.compiled[pi] {
+		for _, a := range c.domainAlts(pi) {
 			if a == nil {
 				continue
 			}
@@ -411,6 +430,38 @@ func (s *solve) eligible(c *class, d int) []int {
 	sortInts(vs)
 	c.eligibleCache[d] = vs
 	return vs
+}
+
+// domainTarget reports whether node t is in the domains of the class's topology spreads: its
+// labels meet the class's required node affinity (a preferred term does not narrow the domains)
+// and, when a spread honours taints, the class tolerates it.
+func (s *solve) domainTarget(c *class, t *target, honourTaints bool) bool {
+	if c.required == nil {
+		return s.compatTarget(c, t) || !honourTaints && s.matchesTarget(c, t)
+	}
+	matches := false
+	for _, a := range c.alts {
+		if a.Matches(t.labels) == nil {
+			matches = true
+			break
+		}
+	}
+	return matches && (!honourTaints || s.toleratesTarget(c, t))
+}
+
+// domainPool reports whether new claims of pool pi add domains to the class's topology
+// spreads: the pool can hold the class under its required node affinity and, when a spread
+// honours taints, the class tolerates the pool.
+func (s *solve) domainPool(c *class, pi int, honourTaints bool) bool {
+	if c.required == nil {
+		r := c.poolReason[pi]
+		return r == nil || r.Kind == ReasonTaint && !honourTaints
+	}
+	p := s.pools[pi]
+	if p.reason != nil || honourTaints && scheduling.UntoleratedTaint(c.tolerations, p.taints) != nil {
+		return false
+	}
+	return s.holds(p, c, c.required[pi])
 }
 
 // claimValues lists the domains of dimension d a claim of pool p restricted to zones, cts and

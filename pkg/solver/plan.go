@@ -59,6 +59,9 @@ type Claim struct {
 	// Requests is what its pods ask for; DaemonSetOverhead what DaemonSets will add.
 	Requests          scheduling.Resources
 	DaemonSetOverhead scheduling.Resources
+	// MinValuesRelaxed is set when, under the BestEffort minValues policy, Requirements carry a
+	// minValues lowered to the distinct values the options have left.
+	MinValuesRelaxed bool
 }
 
 // NodeClaimRequirements returns the claim's requirements with the instance types pinned to its
@@ -69,6 +72,30 @@ func (c *Claim) NodeClaimRequirements() scheduling.Requirements {
 		names[i] = it.Name
 	}
 	return c.Requirements.Add(scheduling.In(apisv1.LabelInstanceType, names...))
+}
+
+// keepsMinValues reports whether the types hold, for every requirement of reqs with minValues
+// on a key the types decide, at least that many distinct values.
+func keepsMinValues(reqs scheduling.Requirements, its []*catalog.InstanceType) bool {
+	for _, r := range reqs.Items() {
+		if r.MinValues <= 0 {
+			continue
+		}
+		seen := map[string]bool{}
+		decided := false
+		for _, it := range its {
+			if tr, ok := it.Requirements.Get(r.Key); ok && !tr.IsComplement() {
+				decided = true
+				for _, v := range tr.Values() {
+					seen[v] = true
+				}
+			}
+		}
+		if decided && len(seen) < r.MinValues {
+			return false
+		}
+	}
+	return true
 }
 
 // Unschedulable is a pod that could not be placed.
@@ -82,7 +109,8 @@ func (u Unschedulable) Message() string { return formatReasons(u.Reasons) }
 
 // Narrow keeps only the options keep accepts and re-picks what the claim launches as: the
 // cheapest usable offering left. It reports false, leaving the claim as it was, when no option
-// is left.
+// is left, or when fewer distinct values of a key would be left than the claim's requirement
+// on it asks with minValues.
 func (c *Claim) Narrow(keep func(it *catalog.InstanceType, price float64) bool) bool {
 	var kept []*catalog.InstanceType
 	var best *catalog.InstanceType
@@ -97,7 +125,7 @@ func (c *Claim) Narrow(keep func(it *catalog.InstanceType, price float64) bool) 
 			best, bestOff = it, o
 		}
 	}
-	if len(kept) == 0 {
+	if len(kept) == 0 || !keepsMinValues(c.Requirements, kept) {
 		return false
 	}
 	c.InstanceTypes, c.InstanceType, c.Offering, c.Price = kept, best, bestOff, bestOff.Price

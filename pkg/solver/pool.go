@@ -150,6 +150,8 @@ type pool struct {
 	nodesLeft int // negative: unlimited
 	// reason is set when the pool can launch nothing at all.
 	reason *Reason
+	// minValues are the requirements that ask for minValues distinct values of a type key.
+	minValues []minValue
 }
 
 func (p *pool) name() string { return p.np.Name }
@@ -253,6 +255,7 @@ func (s *solve) compilePool(index int, np *NodePool) *pool {
 		return p
 	}
 	p.keys = s.buildKeyIndex(p.types)
+	p.compileMinValues()
 	p.maxAlloc = maxAlloc(p, scheduling.FullBitset(len(p.types)))
 	return p
 }

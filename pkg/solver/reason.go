@@ -36,6 +36,9 @@ const (
 	// ReasonVolume: a volume of the pod cannot be used (Detail says which and why), such as a
 	// PersistentVolumeClaim that does not exist.
 	ReasonVolume ReasonKind = "Volume"
+	// ReasonMinValues: with the pod, fewer distinct values of a key (Key) would be left among a
+	// claim's instance types than a requirement's minValues asks for.
+	ReasonMinValues ReasonKind = "MinValues"
 )
 
 // Reason explains, as data, why a pod cannot go to a NodePool.
@@ -81,6 +84,8 @@ func (r Reason) String() string {
 		return "invalid scheduling constraints: " + r.Detail
 	case ReasonUnsupported, ReasonVolume:
 		return r.Detail
+	case ReasonMinValues:
+		return fmt.Sprintf("minValues of %s cannot be kept%s: %s", r.Key, pool, r.Detail)
 	}
 	return fmt.Sprintf("%s: %s%s", r.Kind, r.Detail, pool)
 }

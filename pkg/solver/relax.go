@@ -56,7 +56,17 @@ func (s *solve) preferences(c *class) []preference {
 			}
 		}
 	}
-	// Pod affinity, then anti-affinity, then node affinity, then spreads; within a kind the
+	if c.countPlanned {
+		for _, st := range c.spreads {
+			if st.active && st.self {
+				out = append(out, preference{weight: 0, order: 5, set: func(on bool) { c.countPlanned = on }})
+				break
+			}
+		}
+	}
+	// Pod affinity, then anti-affinity, then node affinity, then ScheduleAnyway spreads, then
+	// the skews of groups the class is only counted by, then its own spreads' counts of pods
+	// that do not carry them; within a kind the
 	// heaviest first, since the heaviest preference is the likeliest to be the one that cannot
 	// hold for every pod.
 	slices.SortStableFunc(out, func(a, b preference) int {

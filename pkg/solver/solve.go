@@ -32,6 +32,9 @@ type Options struct {
 	// snapshot does not show yet (a disruption pass's committed replacements): the solve counts
 	// them off the reservations' remaining capacity.
 	ReservationsTaken map[string]int
+	// MinValuesPolicy says whether minValues is kept strictly ("" or Strict) or lowered to
+	// what is left (BestEffort).
+	MinValuesPolicy MinValuesPolicy
 }
 
 // solve holds the compiled state of one Solve.
@@ -48,6 +51,8 @@ type solve struct {
 
 	daemons []daemon
 	pools   []*pool
+	// mvScratch is minValuesShort's reusable bitset.
+	mvScratch scheduling.Bitset
 	// reservations holds the capacity left per reservation (by index), counted down as claims
 	// take it; reservationIndex maps "type/offering ID/zone" to an index, reservationIDs an
 	// index to its reservation ID.

@@ -192,3 +192,80 @@ func TestPreferencesRespectedAtScale(t *testing.T) {
 		t.Fatalf("counts %v claims %d", counts, len(plan.Claims))
 	}
 }
+
+func TestPreferredNodeAffinityKeepsSpreadDomains(t *testing.T) {
+	sel := map[string]string{"app": "web"}
+	plan := solveOK(t, &Snapshot{
+		NodePools: []NodePool{smallPool(t, "us-east-1a", "us-east-1b", "us-east-1c")},
+		Pods: pods(6, "500m", "512Mi", labelled("app", "web"), spread(apisv1.LabelZone, 1, corev1.DoNotSchedule, sel),
+			preferredNode(10, apisv1.LabelZone, "us-east-1a")),
+	})
+	counts := zoneCounts(plan)
+	if counts["us-east-1a"] != 2 || counts["us-east-1b"] != 2 || counts["us-east-1c"] != 2 {
+		t.Fatalf("a preferred zone must not shrink the spread's domains: want 2/2/2, got %v (%s)", counts, describe(plan))
+	}
+}
+
+func TestVerifyCountsSpreadDomainsNewNodesCouldOpen(t *testing.T) {
+	// Six pods planned in one zone, although the pool could open nodes in two more: a zonal
+	// spread with maxSkew 1 forbids it, whether or not nodes exist there yet.
+	sel := map[string]string{"app": "web"}
+	ps := pods(6, "500m", "512Mi", labelled("app", "web"))
+	snap := &Snapshot{NodePools: []NodePool{smallPool(t, "us-east-1a", "us-east-1b", "us-east-1c")}, Pods: ps}
+	plan := solveOK(t, snap)
+	if counts := zoneCounts(plan); len(counts) != 1 {
+		t.Fatalf("want the unconstrained pods in one zone, got %v", counts)
+	}
+	for _, p := range ps {
+		spread(apisv1.LabelZone, 1, corev1.DoNotSchedule, sel)(p)
+	}
+	if err := Verify(snap, plan); err == nil {
+		t.Fatal("Verify accepted six pods in one zone under a zonal spread with maxSkew 1 over three zones")
+	}
+}
+
+// TestSpreadOutsideItsOwnSelectorIsPlaced feeds the pods of Karpenter's scheduling benchmark:
+// zonal and hostname spreads whose pods are labelled my-label with one value and select another.
+// kube-scheduler places them all, counting the pods the selector picks where they land.
+func TestSpreadOutsideItsOwnSelectorIsPlaced(t *testing.T) {
+	its := syntheticTypes(400)
+	snap := &Snapshot{NodePools: []NodePool{nodePool("default", its, scheduling.Requirements{})}, Pods: diversePods(1000, 42)}
+	plan := solveOK(t, snap)
+	if n := len(plan.Unschedulable); n != 0 {
+		t.Fatalf("%d of 1000 pods unschedulable, first: %v", n, plan.Unschedulable[0].Reasons)
+	}
+}
+
+// TestSpreadOutsideItsSelectorCountsBatchPodsWherePlaced: pods labelled a spread over the
+// zones of the pods labelled b. The b pods of the same batch count where they are planned, and
+// a zone at the least count always admits the a pods, however many there are. (The regression
+// test of issue 10 item 6 is TestSpreadOutsideItsOwnSelectorIsPlaced; this one checks the rule
+// on a shape small enough to read.)
+func TestSpreadOutsideItsSelectorCountsBatchPodsWherePlaced(t *testing.T) {
+	sel := map[string]string{"my-label": "b"}
+	ps := append(pods(21, "2", "2Gi", labelled("my-label", "b")),
+		pods(9, "500m", "512Mi", labelled("my-label", "a"), spread(apisv1.LabelZone, 1, corev1.DoNotSchedule, sel))...)
+	plan := solveOK(t, &Snapshot{NodePools: []NodePool{smallPool(t, "us-east-1a", "us-east-1b", "us-east-1c")}, Pods: ps})
+	if len(plan.Unschedulable) != 0 {
+		t.Fatalf("%d pods unschedulable: %v", len(plan.Unschedulable), plan.Unschedulable[0].Reasons)
+	}
+	b := map[string]int{}
+	for _, c := range plan.Claims {
+		for _, p := range c.Pods {
+			if p.Labels["my-label"] == "b" {
+				b[c.Offering.Zone]++
+			}
+		}
+	}
+	low := 1 << 30
+	for _, z := range []string{"us-east-1a", "us-east-1b", "us-east-1c"} {
+		low = min(low, b[z])
+	}
+	for _, c := range plan.Claims {
+		for _, p := range c.Pods {
+			if p.Labels["my-label"] == "a" && b[c.Offering.Zone]-low > 1 {
+				t.Errorf("pod %s in %s, where %d b pods are, least %d", p.Name, c.Offering.Zone, b[c.Offering.Zone], low)
+			}
+		}
+	}
+}

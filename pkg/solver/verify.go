@@ -43,6 +43,7 @@ type verifier struct {
 	plan       *Plan
 	nodes      []*vnode
 	errs       []error
+	domainsOf  map[string][]string // poolDomainsCached
 }
 
 func (v *verifier) fail(format string, args ...any) {
@@ -251,6 +252,7 @@ func (v *verifier) claim(np *NodePool, c *Claim, placed map[*corev1.Pod]*vnode) 
 			v.fail("claim %s option %s cannot hold its pods (%s + daemonsets %s > %s)", c.Hostname, it.Name, total, ds, it.Allocatable())
 		}
 	}
+	v.minValues(np, c)
 	if inc := scheduling.Compatible(c.InstanceType.Requirements, c.Requirements, func(string) bool { return true }); inc != nil {
 		v.fail("claim %s requirements exclude its own launch type: %v", c.Hostname, inc)
 	}
@@ -272,6 +274,38 @@ func (v *verifier) claim(np *NodePool, c *Claim, placed map[*corev1.Pod]*vnode) 
 	for _, p := range c.Pods {
 		v.add(vn, p)
 		placed[p] = vn
+	}
+}
+
+// minValues checks that the claim's options keep as many distinct values of every key the
+// pool asks minValues of (and the instance types decide) as it asks, or as the claim's own
+// requirement says when it records a relaxation.
+func (v *verifier) minValues(np *NodePool, c *Claim) {
+	for _, r := range np.Requirements.Items() {
+		if r.MinValues <= 0 {
+			continue
+		}
+		if tr, ok := c.InstanceType.Requirements.Get(r.Key); !ok || tr.IsComplement() {
+			continue // not a key the instance types decide
+		}
+		want := r.MinValues
+		if cr, ok := c.Requirements.Get(r.Key); ok && cr.MinValues < want {
+			if !c.MinValuesRelaxed {
+				v.fail("claim %s lowers minValues of %s to %d without recording it", c.Hostname, r.Key, cr.MinValues)
+			}
+			want = cr.MinValues
+		}
+		seen := map[string]bool{}
+		for _, it := range c.InstanceTypes {
+			if tr, ok := it.Requirements.Get(r.Key); ok && !tr.IsComplement() {
+				for _, val := range tr.Values() {
+					seen[val] = true
+				}
+			}
+		}
+		if len(seen) < want {
+			v.fail("claim %s keeps %d distinct values of %s, minValues %d", c.Hostname, len(seen), r.Key, want)
+		}
 	}
 }
 
@@ -460,6 +494,15 @@ func (v *verifier) spread(vn *vnode, p *corev1.Pod, tsc corev1.TopologySpreadCon
 			}
 		}
 	}
+	// Domains new nodes could open in count too, with no pods yet: a spread is over the domains
+	// the pod could land in, not only those that happen to have nodes.
+	for i := range v.snap.NodePools {
+		for _, d := range v.poolDomainsCached(i, p, alts, tsc) {
+			if _, seen := counts[d]; !seen {
+				counts[d] = 0
+			}
+		}
+	}
 	low := -1
 	for _, n := range counts {
 		if low < 0 || n < low {
@@ -472,6 +515,79 @@ func (v *verifier) spread(vn *vnode, p *corev1.Pod, tsc corev1.TopologySpreadCon
 	if counts[dom]-low > int(tsc.MaxSkew) {
 		v.fail("pod %s spread on %s: domain %s has %d, least %d, maxSkew %d", p.Name, tsc.TopologyKey, dom, counts[dom], low, tsc.MaxSkew)
 	}
+}
+
+// poolDomainsCached is poolDomains, remembered for pods alike in what it reads.
+func (v *verifier) poolDomainsCached(i int, p *corev1.Pod, alts []scheduling.Requirements, tsc corev1.TopologySpreadConstraint) []string {
+	req, _ := scheduling.PodRequests(p)
+	key := fmt.Sprint(i, tsc.TopologyKey, tsc.NodeAffinityPolicy != nil && *tsc.NodeAffinityPolicy == corev1.NodeInclusionPolicyIgnore, req, alts)
+	if tsc.NodeTaintsPolicy != nil && *tsc.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor {
+		key += fmt.Sprint(p.Spec.Tolerations)
+	}
+	if d, ok := v.domainsOf[key]; ok {
+		return d
+	}
+	if v.domainsOf == nil {
+		v.domainsOf = map[string][]string{}
+	}
+	d := v.poolDomains(&v.snap.NodePools[i], p, alts, tsc)
+	v.domainsOf[key] = d
+	return d
+}
+
+// poolDomains lists the domains of the spread's key that a new node of pool np holding pod p
+// could be in: over the pool's types that hold the pod (DaemonSets included) and their usable
+// offerings, those the pod's required node affinity admits (unless the spread ignores node
+// affinity) and, when the spread honours taints, only if the pod tolerates the pool. A new node
+// is a hostname domain of its own ("").
+func (v *verifier) poolDomains(np *NodePool, p *corev1.Pod, alts []scheduling.Requirements, tsc corev1.TopologySpreadConstraint) []string {
+	if tsc.NodeTaintsPolicy != nil && *tsc.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor &&
+		scheduling.UntoleratedTaint(p.Spec.Tolerations, np.Taints) != nil {
+		return nil
+	}
+	if tsc.NodeAffinityPolicy != nil && *tsc.NodeAffinityPolicy == corev1.NodeInclusionPolicyIgnore {
+		alts = []scheduling.Requirements{{}}
+	}
+	req, err := scheduling.PodRequests(p)
+	if err != nil {
+		return nil
+	}
+	base := np.Requirements.Add(scheduling.In(apisv1.NodePoolLabelKey, np.Name))
+	for k, val := range np.Labels {
+		base = base.Add(scheduling.In(k, val))
+	}
+	var out []string
+	for _, it := range np.InstanceTypes {
+		if scheduling.Compatible(base, it.Requirements, scheduling.AllowUndefinedWellKnown) != nil {
+			continue
+		}
+		if !req.FitsIn(it.Allocatable().Sub(v.daemonOverhead(np, it))) {
+			continue
+		}
+		for oi := range it.Offerings {
+			o := &it.Offerings[oi]
+			node := base.Intersect(it.Requirements).Intersect(o.Requirements())
+			if !o.Usable() || !node.IsSatisfiable() {
+				continue
+			}
+			for _, a := range alts {
+				if scheduling.Compatible(node, a, scheduling.AllowUndefinedWellKnown) != nil {
+					continue
+				}
+				if tsc.TopologyKey == apisv1.LabelHostname {
+					return []string{""}
+				}
+				lbls := it.NodeLabels(o)
+				maps.Copy(lbls, np.Labels)
+				if val, ok := lbls[tsc.TopologyKey]; ok {
+					out = append(out, val)
+				} else if r, ok := node.Intersect(a).Get(tsc.TopologyKey); ok && !r.IsComplement() {
+					out = append(out, r.Values()...)
+				}
+			}
+		}
+	}
+	return out
 }
 
 func carriesSpread(p *corev1.Pod, tsc corev1.TopologySpreadConstraint) bool {

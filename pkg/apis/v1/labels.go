@@ -74,12 +74,15 @@ const (
 
 // Annotations tenon reads or writes.
 const (
-	DoNotDisruptAnnotationKey             = Group + "/do-not-disrupt"
-	NodePoolHashAnnotationKey             = Group + "/nodepool-hash"
-	NodePoolHashVersionAnnotationKey      = Group + "/nodepool-hash-version"
-	NodeClassHashAnnotationKey            = Group + "/nodeclass-hash"
-	NodeTerminationTimestampAnnotationKey = Group + "/node-termination-time"
-	ManagedByAnnotationKey                = Group + "/managed-by"
+	DoNotDisruptAnnotationKey = Group + "/do-not-disrupt"
+	NodePoolHashAnnotationKey = Group + "/nodepool-hash"
+	// NodeClaimMinValuesRelaxedAnnotationKey is "true" on a NodeClaim whose requirements carry
+	// a minValues lowered under the BestEffort min-values policy, "false" otherwise.
+	NodeClaimMinValuesRelaxedAnnotationKey = Group + "/nodeclaim-min-values-relaxed"
+	NodePoolHashVersionAnnotationKey       = Group + "/nodepool-hash-version"
+	NodeClassHashAnnotationKey             = Group + "/nodeclass-hash"
+	NodeTerminationTimestampAnnotationKey  = Group + "/node-termination-time"
+	ManagedByAnnotationKey                 = Group + "/managed-by"
 )
 
 // TerminationFinalizer holds NodeClaims and Nodes until their instance is gone and their pods drained.

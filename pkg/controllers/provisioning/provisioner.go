@@ -42,6 +42,9 @@ type Options struct {
 	Schedulers []string
 	// CreateWorkers is how many NodeClaims are created at once (default 16).
 	CreateWorkers int
+	// MinValuesPolicy is Strict ("" too) or BestEffort: whether a NodePool requirement's
+	// minValues is kept or lowered to what is left (Karpenter's --min-values-policy).
+	MinValuesPolicy solver.MinValuesPolicy
 	// Bound computes the plan's proven lower bound for every batch (reported in metrics and
 	// logs); it costs time on large batches.
 	Bound bool
@@ -184,7 +187,7 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 	}
 	snap := view.Snapshot
 	snap.Pods = pods
-	plan, err := solver.Solve(snap, solver.Options{SkipBound: !p.opts.Bound})
+	plan, err := solver.Solve(snap, solver.Options{SkipBound: !p.opts.Bound, MinValuesPolicy: p.opts.MinValuesPolicy})
 	if err != nil {
 		return res, fmt.Errorf("solving %d pods: %w", len(pods), err)
 	}

@@ -1,0 +1,38 @@
+package snapshot
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+	"github.com/tenon-sh/tenon/pkg/solver"
+)
+
+func TestNodeClaimRecordsMinValuesAndTheirRelaxation(t *testing.T) {
+	np := &apisv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	cpu := scheduling.MustRequirement(apisv1.LabelInstanceCPU, corev1.NodeSelectorOpGt, "48")
+	cpu.MinValues = 2
+	for _, relaxed := range []bool{false, true} {
+		c := &solver.Claim{NodePool: "default", Requirements: scheduling.NewRequirements(cpu), MinValuesRelaxed: relaxed}
+		nc := NodeClaim(c, np)
+		want := map[bool]string{false: "false", true: "true"}[relaxed]
+		if got := nc.Annotations[apisv1.NodeClaimMinValuesRelaxedAnnotationKey]; got != want {
+			t.Errorf("relaxed=%v: annotation %q, want %q", relaxed, got, want)
+		}
+		found := false
+		for _, r := range nc.Spec.Requirements {
+			if r.Key == apisv1.LabelInstanceCPU {
+				found = true
+				if r.MinValues == nil || *r.MinValues != 2 {
+					t.Errorf("instance-cpu %s requirement lost its minValues: %v", r.Operator, r.MinValues)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no instance-cpu requirement in %v", nc.Spec.Requirements)
+		}
+	}
+}
