@@ -27,8 +27,9 @@
 // VPC with one subnet per zone and its security groups, tagged for discovery, come from
 // Options.Network. Instances are the engine's, with provider IDs aws:///<zone>/<instance-id>;
 // the server keeps their tags, launch templates, subnets and images. Options.OnInstance hears
-// when an instance's Node should register, gains its devices and goes, so that a caller can
-// play its kubelet.
+// when an instance's Node should register, gains its devices and goes; Kubelet plays the
+// instances' kubelets on an API server with the simulated provider's Node shapes, so the whole
+// loop runs against kwok.
 //
 // Time comes from an injected clock: every request first brings the engine up to the clock's
 // now, and Start also does so on a timer so that interruptions reach the queue between

@@ -45,6 +45,10 @@ type InstanceInfo struct {
 	Tags          map[string]string
 	State         string // EC2's state name
 	Launched      time.Time
+	// RegisteredAt and DevicesAt are when its Node registers and its device resources
+	// appear (zero when the type has none).
+	RegisteredAt time.Time
+	DevicesAt    time.Time
 }
 
 // InstanceEventKind says what an instance's Node must do.
@@ -108,7 +112,7 @@ func (s *Server) info(ei cloud.Instance, inst *instance) InstanceInfo {
 		ID: ei.ID, ProviderID: ProviderID(ei.Offering.Zone, ei.ID), Type: ei.Type, Labels: ei.Labels(),
 		Zone: ei.Offering.Zone, CapacityType: ei.Offering.CapacityType, ReservationID: ei.Offering.ReservationID,
 		ImageID: inst.imageID, SubnetID: inst.subnetID, PrivateIP: inst.privateIP, PrivateDNS: s.privateDNS(inst.privateIP),
-		Tags: tags, State: stateName(ei.State), Launched: ei.Launched,
+		Tags: tags, State: stateName(ei.State), Launched: ei.Launched, RegisteredAt: ei.RegisteredAt, DevicesAt: ei.DevicesAt,
 	}
 }
 
