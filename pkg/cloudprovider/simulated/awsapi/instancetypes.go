@@ -252,11 +252,11 @@ func (s *Server) describeInstanceTypes(f form) (ec2Response, *apiError) {
 		}
 	}
 	var all []instanceTypeInfo
-	for _, it := range s.opts.Catalog.Types {
-		if len(names) > 0 && !contains(names, it.Name) {
+	for i := range s.typeInfos {
+		x := &s.typeInfos[i]
+		if len(names) > 0 && !contains(names, x.InstanceType) {
 			continue
 		}
-		x := typeInfo(it)
 		ok, err := matchFilters(filters, nil, func(name string) ([]string, bool) {
 			switch name {
 			case "instance-type":
@@ -288,7 +288,7 @@ func (s *Server) describeInstanceTypes(f form) (ec2Response, *apiError) {
 			return nil, err
 		}
 		if ok {
-			all = append(all, x)
+			all = append(all, *x)
 		}
 	}
 	start, end, next, err := page(f, len(all), 5, 100)

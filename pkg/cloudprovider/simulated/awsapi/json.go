@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tenon-sh/tenon/pkg/catalog"
 )
 
 // jsonHandler serves one operation of a JSON-protocol service; it takes the request body and
@@ -163,32 +165,11 @@ func (s *Server) pricing(op string, body []byte, _ *http.Request) (any, *apiErro
 			return nil, badRequest("InvalidParameterException", "Filter type %q is not supported", f.Type)
 		}
 	}
-	location := regionLocations[s.region]
 	var all []string
-	for _, it := range s.opts.Catalog.Types {
-		price, ok := it.OnDemandPrice()
-		if !ok {
-			continue
+	for _, pe := range s.prices {
+		if matchPricing(in.Filters, pe.family, pe.attrs) {
+			all = append(all, pe.doc)
 		}
-		attrs := map[string]string{
-			"instanceType": it.Name, "regionCode": s.region, "location": location, "locationType": "AWS Region",
-			"operatingSystem": "Linux", "preInstalledSw": "NA", "tenancy": "Shared", "capacitystatus": "Used",
-			"licenseModel": "No License required", "servicecode": "AmazonEC2", "operation": "RunInstances",
-			"usagetype": usageType(s.region, it.Name), "vcpu": strconv.Itoa(it.Shape.VCPU),
-			"memory": memoryString(it.Shape.MemoryMiB), "instanceFamily": familyName(it.Shape.Category),
-			"marketoption": "OnDemand", "currentGeneration": "Yes",
-		}
-		family := "Compute Instance"
-		if it.Shape.BareMetal {
-			family, attrs["tenancy"] = "Compute Instance (bare metal)", "Dedicated"
-		}
-		if it.Shape.GPUCount > 0 {
-			attrs["gpu"] = strconv.Itoa(it.Shape.GPUCount)
-		}
-		if !matchPricing(in.Filters, family, attrs) {
-			continue
-		}
-		all = append(all, priceDocument(it.Name, family, attrs, price))
 	}
 	start := 0
 	if in.NextToken != "" {
@@ -208,6 +189,42 @@ func (s *Server) pricing(op string, body []byte, _ *http.Request) (any, *apiErro
 		out["NextToken"] = makeToken(end)
 	}
 	return out, nil
+}
+
+// priceEntry is one product of the price list, its attributes and its document.
+type priceEntry struct {
+	family string
+	attrs  map[string]string
+	doc    string
+}
+
+// priceEntries builds the price list of a catalog's on-demand prices.
+func priceEntries(region string, cat *catalog.Catalog) []priceEntry {
+	location := regionLocations[region]
+	var out []priceEntry
+	for _, it := range cat.Types {
+		price, ok := it.OnDemandPrice()
+		if !ok {
+			continue
+		}
+		attrs := map[string]string{
+			"instanceType": it.Name, "regionCode": region, "location": location, "locationType": "AWS Region",
+			"operatingSystem": "Linux", "preInstalledSw": "NA", "tenancy": "Shared", "capacitystatus": "Used",
+			"licenseModel": "No License required", "servicecode": "AmazonEC2", "operation": "RunInstances",
+			"usagetype": usageType(region, it.Name), "vcpu": strconv.Itoa(it.Shape.VCPU),
+			"memory": memoryString(it.Shape.MemoryMiB), "instanceFamily": familyName(it.Shape.Category),
+			"marketoption": "OnDemand", "currentGeneration": "Yes",
+		}
+		family := "Compute Instance"
+		if it.Shape.BareMetal {
+			family, attrs["tenancy"] = "Compute Instance (bare metal)", "Dedicated"
+		}
+		if it.Shape.GPUCount > 0 {
+			attrs["gpu"] = strconv.Itoa(it.Shape.GPUCount)
+		}
+		out = append(out, priceEntry{family: family, attrs: attrs, doc: priceDocument(it.Name, family, attrs, price)})
+	}
+	return out
 }
 
 func matchPricing(filters []pricingFilter, family string, attrs map[string]string) bool {

@@ -127,6 +127,11 @@ type Server struct {
 	pending   []InstanceEvent // for OnInstance, delivered after unlock
 	notify    chan struct{}   // closed and replaced when a queue gets messages
 	hooks     sync.Mutex      // serialises OnInstance deliveries
+
+	// typeInfos and prices describe the catalog's types once (DescribeInstanceTypes and
+	// GetProducts); they never change.
+	typeInfos []instanceTypeInfo
+	prices    []priceEntry
 }
 
 // New builds a server and its engine.
@@ -155,6 +160,10 @@ func New(opts Options) (*Server, error) {
 		profiles:  map[string]*instanceProfile{},
 		notify:    make(chan struct{}),
 	}
+	for _, it := range opts.Catalog.Types {
+		s.typeInfos = append(s.typeInfos, typeInfo(it))
+	}
+	s.prices = priceEntries(s.region, opts.Catalog)
 	s.publishImages()
 	if opts.InterruptionQueue != "" {
 		s.queues[opts.InterruptionQueue] = newQueue(opts.InterruptionQueue)
@@ -209,6 +218,10 @@ func (s *Server) Sync() {
 // its Action and Version form fields (Query protocols).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.deliver()
+	if strings.HasPrefix(r.URL.Path, ControlPrefix) {
+		s.serveControl(w, r)
+		return
+	}
 	if r.Method != http.MethodPost {
 		http.Error(w, "only POST is served", http.StatusMethodNotAllowed)
 		return
