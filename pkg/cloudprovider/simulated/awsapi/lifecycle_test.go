@@ -201,12 +201,17 @@ func TestOnInstanceHearsEachInstanceRegisterAndGo(t *testing.T) {
 	var got []InstanceEvent
 	e := newEnv(t, Options{
 		Delays: cloud.Delays{Boot: 30 * time.Second, Registration: 15 * time.Second, DevicePlugin: 10 * time.Second, Shutdown: 20 * time.Second},
-		OnInstance: func(ev InstanceEvent) {
-			mu.Lock()
-			defer mu.Unlock()
-			got = append(got, ev)
-		},
 	})
+	// The callback calls back into the endpoint over HTTP, as a Node registrar that looks the
+	// instance up would; that must not deadlock.
+	e.s.opts.OnInstance = func(ev InstanceEvent) {
+		if _, err := e.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{ev.Instance.ID}}); err != nil {
+			t.Errorf("describing from the callback: %v", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, ev)
+	}
 	id := e.launch(t, ec2types.DefaultTargetCapacityTypeOnDemand, 1)[0]
 	e.advance(45 * time.Second)
 	if _, err := e.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}}); err != nil {

@@ -61,7 +61,8 @@ type Options struct {
 	// ReservationTags are the tags of the catalog's reservations, by reservation ID.
 	ReservationTags map[string]map[string]string
 	// OnInstance, when set, is called (without the server's lock held) for each change an
-	// instance's Node must follow, in order.
+	// instance's Node must follow, in order, on the goroutine of the request or Sync that
+	// brought the engine past it; it may call the server.
 	OnInstance func(InstanceEvent)
 }
 
@@ -305,18 +306,24 @@ func (s *Server) syncLocked() {
 	}
 }
 
-// deliver calls OnInstance for the pending events, in order, without mu held.
+// deliver calls OnInstance for the pending events, in order, without mu held. One goroutine
+// delivers at a time, until nothing is pending; a callback may call the server (over HTTP
+// too): the events that causes are delivered after it returns, by the same loop.
 func (s *Server) deliver() {
-	if s.opts.OnInstance == nil {
+	if s.opts.OnInstance == nil || !s.hooks.TryLock() {
 		return
 	}
-	s.hooks.Lock()
 	defer s.hooks.Unlock()
-	s.mu.Lock()
-	evs := s.pending
-	s.pending = nil
-	s.mu.Unlock()
-	for _, ev := range evs {
-		s.opts.OnInstance(ev)
+	for {
+		s.mu.Lock()
+		evs := s.pending
+		s.pending = nil
+		s.mu.Unlock()
+		if len(evs) == 0 {
+			return
+		}
+		for _, ev := range evs {
+			s.opts.OnInstance(ev)
+		}
 	}
 }
