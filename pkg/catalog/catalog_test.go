@@ -286,3 +286,21 @@ func TestNew(t *testing.T) {
 		t.Errorf("hand-built x1.a allocatable cpu %d, want 1930", got)
 	}
 }
+
+func TestShapesCarryTheNetworkInterfaceLimitsOfTheData(t *testing.T) {
+	c, err := Load("us-east-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, ok := c.Get("m5.large")
+	if !ok {
+		t.Fatal("m5.large missing")
+	}
+	if it.Shape.ENIs != 3 || it.Shape.IPv4PerENI != 10 {
+		t.Fatalf("m5.large: %d ENIs × %d IPv4 addresses, want 3 × 10", it.Shape.ENIs, it.Shape.IPv4PerENI)
+	}
+	// The VPC CNI's formula reproduces the data's max pods from the limits.
+	if got := it.Shape.ENIs*(it.Shape.IPv4PerENI-1) + 2; got != it.Shape.MaxPods {
+		t.Fatalf("ENIs × (IPv4 − 1) + 2 = %d, max pods %d", got, it.Shape.MaxPods)
+	}
+}

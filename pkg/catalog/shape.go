@@ -17,6 +17,10 @@ type Shape struct {
 	BareMetal       bool
 	// MaxPods is the pod limit of the VPC CNI without prefix delegation.
 	MaxPods int
+	// ENIs is the number of network interfaces the type can attach, and IPv4PerENI the IPv4
+	// addresses each can hold (EC2's maximumNetworkInterfaces and ipv4AddressesPerInterface).
+	ENIs       int
+	IPv4PerENI int
 
 	NetworkGbps          float64 // baseline network bandwidth
 	NetworkBandwidthMbps int64   // the network-bandwidth label's figure

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/cloud"
 )
 
@@ -31,26 +32,40 @@ func nodeFor(inst cloud.Instance, m *instanceMeta) *corev1.Node {
 		labels = map[string]string{}
 	}
 	maps.Copy(labels, inst.Labels())
-	labels[apisv1.LabelHostname] = inst.ID
-	taints := make([]corev1.Taint, 0, 1+len(m.startupTaints)+len(m.taints))
-	taints = append(taints, apisv1.UnregisteredNoExecuteTaint)
+	taints := make([]corev1.Taint, 0, len(m.startupTaints)+len(m.taints))
 	taints = append(taints, m.startupTaints...)
 	taints = append(taints, m.taints...)
-	arch, _ := inst.Type.Label(apisv1.LabelArch)
+	return RegisteringNode(inst.ID, inst.ProviderID(), inst.Type, labels, taints, m.imageID)
+}
+
+// RegisteringNode is the Node a kubelet of a simulated machine registers, for this provider
+// and for other front doors onto the same engine (the EC2-compatible endpoint): called name,
+// with labels plus kubernetes.io/hostname, the unregistered taint followed by taints, the kwok
+// annotation, and the capacity and allocatable of the type without device resources.
+func RegisteringNode(name, providerID string, it *catalog.InstanceType, labels map[string]string, taints []corev1.Taint, imageID string) *corev1.Node {
+	labels = maps.Clone(labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[apisv1.LabelHostname] = name
+	all := make([]corev1.Taint, 0, 1+len(taints))
+	all = append(all, apisv1.UnregisteredNoExecuteTaint)
+	all = append(all, taints...)
+	arch, _ := it.Label(apisv1.LabelArch)
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        inst.ID,
+			Name:        name,
 			Labels:      labels,
 			Annotations: map[string]string{KwokNodeAnnotation: KwokNodeAnnotationValue},
 		},
-		Spec: corev1.NodeSpec{ProviderID: inst.ProviderID(), Taints: taints},
+		Spec: corev1.NodeSpec{ProviderID: providerID, Taints: all},
 		Status: corev1.NodeStatus{
-			Capacity:    cloud.WithoutDevices(inst.Type.Capacity).ResourceList(),
-			Allocatable: cloud.WithoutDevices(inst.Type.Allocatable()).ResourceList(),
+			Capacity:    cloud.WithoutDevices(it.Capacity).ResourceList(),
+			Allocatable: cloud.WithoutDevices(it.Allocatable()).ResourceList(),
 			NodeInfo: corev1.NodeSystemInfo{
 				Architecture:    arch,
 				OperatingSystem: apisv1.OSLinux,
-				OSImage:         m.imageID,
+				OSImage:         imageID,
 			},
 		},
 	}
@@ -66,15 +81,21 @@ func (p *Provider) registerNode(ctx context.Context, inst cloud.Instance, m *ins
 }
 
 // addDevices adds the instance type's device resources to its Node's capacity and allocatable,
-// as a device plugin registering them would. A Node that is gone, or already has them, needs
-// nothing.
+// as a device plugin registering them would.
 func (p *Provider) addDevices(ctx context.Context, inst cloud.Instance) error {
+	return AddDevices(ctx, p.client, inst.ID, inst.Type)
+}
+
+// AddDevices adds the device resources of type it to Node name's capacity and allocatable, as
+// a device plugin registering them would. A Node that is gone, or already has them, needs
+// nothing.
+func AddDevices(ctx context.Context, c client.Client, name string, it *catalog.InstanceType) error {
 	node := &corev1.Node{}
-	if err := p.client.Get(ctx, types.NamespacedName{Name: inst.ID}, node); err != nil {
+	if err := c.Get(ctx, types.NamespacedName{Name: name}, node); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	capacity := inst.Type.Capacity.ResourceList()
-	allocatable := inst.Type.Allocatable().ResourceList()
+	capacity := it.Capacity.ResourceList()
+	allocatable := it.Allocatable().ResourceList()
 	missing := false
 	for name := range capacity {
 		if _, ok := node.Status.Capacity[name]; !ok {
@@ -91,13 +112,14 @@ func (p *Provider) addDevices(ctx context.Context, inst cloud.Instance) error {
 	if node.Status.Allocatable == nil {
 		node.Status.Allocatable = corev1.ResourceList{}
 	}
+	base := cloud.WithoutDevices(it.Capacity).ResourceList()
 	for name, q := range capacity {
-		if _, base := cloud.WithoutDevices(inst.Type.Capacity).ResourceList()[name]; !base {
+		if _, isBase := base[name]; !isBase {
 			node.Status.Capacity[name] = q
 			node.Status.Allocatable[name] = allocatable[name]
 		}
 	}
-	return client.IgnoreNotFound(p.client.Status().Patch(ctx, node, client.MergeFrom(orig)))
+	return client.IgnoreNotFound(c.Status().Patch(ctx, node, client.MergeFrom(orig)))
 }
 
 // deleteNode deletes the instance's Node (finalizers may hold it; that is not our business).
