@@ -32,7 +32,9 @@ func TestHash(t *testing.T) {
 	same := map[string]func(*awsv1.EC2NodeClass){
 		"the family the alias implies": func(nc *awsv1.EC2NodeClass) { nc.Spec.AMIFamily = ptr.To(awsv1.AMIFamilyAL2023) },
 		"another alias version":        func(nc *awsv1.EC2NodeClass) { nc.Spec.AMISelectorTerms[0].Alias = "al2023@v20240625" },
-		"subnet terms":                 func(nc *awsv1.EC2NodeClass) { nc.Spec.SubnetSelectorTerms = []awsv1.SubnetSelectorTerm{{ID: "subnet-1"}} },
+		"subnet terms": func(nc *awsv1.EC2NodeClass) {
+			nc.Spec.SubnetSelectorTerms = []awsv1.SubnetSelectorTerm{{ID: "subnet-1"}}
+		},
 		"security group terms": func(nc *awsv1.EC2NodeClass) {
 			nc.Spec.SecurityGroupSelectorTerms = []awsv1.SecurityGroupSelectorTerm{{Name: "web"}}
 		},
@@ -61,19 +63,23 @@ func TestHash(t *testing.T) {
 	}
 	big := resource.MustParse("100Gi")
 	differ := map[string]func(*awsv1.EC2NodeClass){
-		"the CA bundle":            func(nc *awsv1.EC2NodeClass) {}, // hashed with another bundle below
-		"user data":                func(nc *awsv1.EC2NodeClass) { nc.Spec.UserData = ptr.To("echo hi") },
-		"role":                     func(nc *awsv1.EC2NodeClass) { nc.Spec.Role = "other" },
-		"instance profile":         func(nc *awsv1.EC2NodeClass) { nc.Spec.Role, nc.Spec.InstanceProfile = "", ptr.To("profile") },
-		"a tag":                    func(nc *awsv1.EC2NodeClass) { nc.Spec.Tags["owner"] = "me" },
-		"kubelet maxPods":          func(nc *awsv1.EC2NodeClass) { nc.Spec.Kubelet = &awsv1.KubeletConfiguration{MaxPods: ptr.To(int32(110))} },
-		"root volume size":         func(nc *awsv1.EC2NodeClass) { nc.Spec.BlockDeviceMappings[0].EBS.VolumeSize = &big },
-		"instance store policy":    func(nc *awsv1.EC2NodeClass) { nc.Spec.InstanceStorePolicy = ptr.To(awsv1.InstanceStorePolicyRAID0) },
-		"metadata tokens optional": func(nc *awsv1.EC2NodeClass) { nc.Spec.MetadataOptions = &awsv1.MetadataOptions{HTTPTokens: ptr.To("optional")} },
-		"detailed monitoring":      func(nc *awsv1.EC2NodeClass) { nc.Spec.DetailedMonitoring = ptr.To(true) },
-		"public IP":                func(nc *awsv1.EC2NodeClass) { nc.Spec.AssociatePublicIPAddress = ptr.To(false) },
-		"AMI family Custom":        func(nc *awsv1.EC2NodeClass) { nc.Spec.AMIFamily = ptr.To(awsv1.AMIFamilyCustom) },
-		"another alias family":     func(nc *awsv1.EC2NodeClass) { nc.Spec.AMISelectorTerms[0].Alias = "bottlerocket@latest" },
+		"the CA bundle":    func(nc *awsv1.EC2NodeClass) {}, // hashed with another bundle below
+		"user data":        func(nc *awsv1.EC2NodeClass) { nc.Spec.UserData = ptr.To("echo hi") },
+		"role":             func(nc *awsv1.EC2NodeClass) { nc.Spec.Role = "other" },
+		"instance profile": func(nc *awsv1.EC2NodeClass) { nc.Spec.Role, nc.Spec.InstanceProfile = "", ptr.To("profile") },
+		"a tag":            func(nc *awsv1.EC2NodeClass) { nc.Spec.Tags["owner"] = "me" },
+		"kubelet maxPods": func(nc *awsv1.EC2NodeClass) {
+			nc.Spec.Kubelet = &awsv1.KubeletConfiguration{MaxPods: ptr.To(int32(110))}
+		},
+		"root volume size":      func(nc *awsv1.EC2NodeClass) { nc.Spec.BlockDeviceMappings[0].EBS.VolumeSize = &big },
+		"instance store policy": func(nc *awsv1.EC2NodeClass) { nc.Spec.InstanceStorePolicy = ptr.To(awsv1.InstanceStorePolicyRAID0) },
+		"metadata tokens optional": func(nc *awsv1.EC2NodeClass) {
+			nc.Spec.MetadataOptions = &awsv1.MetadataOptions{HTTPTokens: ptr.To("optional")}
+		},
+		"detailed monitoring":  func(nc *awsv1.EC2NodeClass) { nc.Spec.DetailedMonitoring = ptr.To(true) },
+		"public IP":            func(nc *awsv1.EC2NodeClass) { nc.Spec.AssociatePublicIPAddress = ptr.To(false) },
+		"AMI family Custom":    func(nc *awsv1.EC2NodeClass) { nc.Spec.AMIFamily = ptr.To(awsv1.AMIFamilyCustom) },
+		"another alias family": func(nc *awsv1.EC2NodeClass) { nc.Spec.AMISelectorTerms[0].Alias = "bottlerocket@latest" },
 		"network interfaces": func(nc *awsv1.EC2NodeClass) {
 			nc.Spec.NetworkInterfaces = []*awsv1.NetworkInterface{{InterfaceType: awsv1.InterfaceTypeInterface}}
 		},
