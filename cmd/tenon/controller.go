@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/registry"
 	"github.com/tenon-sh/tenon/pkg/disruption"
 	"github.com/tenon-sh/tenon/pkg/operator"
 )
@@ -30,7 +31,7 @@ func (f *controllerFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster config, then $KUBECONFIG, then ~/.kube/config)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info or error")
 	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or console")
-	fs.StringVar(&f.opts.CloudProvider, "cloud-provider", "simulated", "cloud provider: simulated")
+	fs.StringVar(&f.opts.CloudProvider, "cloud-provider", registry.Default, "cloud provider: "+strings.Join(registry.Names(), ", "))
 	fs.StringVar(&f.opts.MetricsAddr, "metrics-bind-address", ":8080", "address to serve Prometheus metrics on (0 disables)")
 	fs.StringVar(&f.opts.HealthAddr, "health-probe-bind-address", ":8081", "address to serve /healthz and /readyz on")
 	fs.BoolVar(&f.opts.LeaderElection, "leader-elect", true, "elect a leader so that only one replica acts")

@@ -14,8 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
-	"github.com/tenon-sh/tenon/pkg/cloudprovider"
-	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/registry"
 	disruptionctrl "github.com/tenon-sh/tenon/pkg/controllers/disruption"
 	"github.com/tenon-sh/tenon/pkg/disruption"
 	"github.com/tenon-sh/tenon/pkg/operator"
@@ -53,14 +52,9 @@ by where its previous pass stopped.`,
 			if err != nil {
 				return err
 			}
-			var provider cloudprovider.CloudProvider
-			switch cloud {
-			case simulated.ProviderName:
-				if provider, err = simulated.New(simulated.Options{Client: c}); err != nil {
-					return err
-				}
-			default:
-				return fmt.Errorf("unknown cloud provider %q (available: %s)", cloud, simulated.ProviderName)
+			provider, err := registry.Build(cloud, registry.Env{Client: c})
+			if err != nil {
+				return err
 			}
 			ex, err := disruptionctrl.Explain(cmd.Context(), disruptionctrl.ExplainDeps{Reader: c, Cloud: provider, Schedulers: schedulers}, name, decision)
 			if err != nil {
@@ -71,7 +65,7 @@ by where its previous pass stopped.`,
 	}
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, as kubectl)")
 	cmd.Flags().StringVar(&kubeContext, "context", "", "kubeconfig context (default: the current one)")
-	cmd.Flags().StringVar(&cloud, "cloud-provider", simulated.ProviderName, "cloud provider the cluster's nodes come from: simulated")
+	cmd.Flags().StringVar(&cloud, "cloud-provider", registry.Default, "cloud provider the cluster's nodes come from: "+strings.Join(registry.Names(), ", "))
 	cmd.Flags().StringSliceVar(&schedulers, "scheduler-names", nil, "scheduler names whose pending pods tenon provisions for (default default-scheduler)")
 	registerDecisionFlags(cmd.Flags(), &decision)
 	return cmd

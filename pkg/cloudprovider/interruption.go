@@ -34,7 +34,12 @@ type InterruptionMessage struct {
 // an SQS queue fed by EventBridge): Receive returns the messages available now, at least once
 // each, and Done removes one so it is not delivered again. Messages not marked done are
 // delivered again by a later Receive.
+//
+// A queue may carry notices about instances another autoscaler launched (an account's EventBridge
+// rules see every instance): it names the NodeClass kinds of its provider, and the interruption
+// controller acts only on the NodeClaims of those kinds (IsManaged).
 type InterruptionQueue interface {
 	Receive(ctx context.Context) ([]InterruptionMessage, error)
 	Done(ctx context.Context, id string) error
+	NodeClassServer
 }

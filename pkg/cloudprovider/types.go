@@ -38,6 +38,9 @@ type CloudProvider interface {
 	IsDrifted(ctx context.Context, claim *apisv1.NodeClaim) (DriftReason, error)
 	// Name identifies the provider ("simulated", "aws").
 	Name() string
+	// NodeClasses names the NodeClass kinds the provider launches from. NodeClaims of any other
+	// kind belong to someone else (see IsManaged) and are left alone by every controller.
+	NodeClassServer
 }
 
 // DriftReason says why an instance drifted from its NodeClass; "" means it has not.

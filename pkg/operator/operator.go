@@ -18,7 +18,7 @@ import (
 
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
-	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/registry"
 	disruptionctrl "github.com/tenon-sh/tenon/pkg/controllers/disruption"
 	"github.com/tenon-sh/tenon/pkg/controllers/interruption"
 	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/garbagecollection"
@@ -32,7 +32,7 @@ import (
 
 // Options configure the controller process. Every field has a flag in `tenon controller`.
 type Options struct {
-	// CloudProvider names the provider: "simulated" (the default) is the only one so far.
+	// CloudProvider names the provider, one of package registry's ("simulated" by default).
 	CloudProvider string
 	// MetricsAddr serves Prometheus metrics ("0" disables); HealthAddr serves /healthz and
 	// /readyz.
@@ -68,7 +68,7 @@ type Operator struct {
 // Start.
 func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (*Operator, error) {
 	if opts.CloudProvider == "" {
-		opts.CloudProvider = simulated.ProviderName
+		opts.CloudProvider = registry.Default
 	}
 	if opts.LeaderElectionID == "" {
 		opts.LeaderElectionID = "tenon-leader"
@@ -94,18 +94,10 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
 	o := &Operator{Manager: mgr, Cluster: state.NewCluster(clock.RealClock{}), Unavailable: cloudprovider.NewUnavailableOfferings(clock.RealClock{})}
-	switch opts.CloudProvider {
-	case simulated.ProviderName:
-		p, err := simulated.New(simulated.Options{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Unavailable: o.Unavailable})
-		if err != nil {
-			return nil, err
-		}
-		if err := p.SetupWithManager(mgr); err != nil {
-			return nil, err
-		}
-		o.Cloud = p
-	default:
-		return nil, fmt.Errorf("unknown cloud provider %q (available: %s)", opts.CloudProvider, simulated.ProviderName)
+	if o.Cloud, err = registry.Build(opts.CloudProvider, registry.Env{
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Unavailable: o.Unavailable, Manager: mgr,
+	}); err != nil {
+		return nil, err
 	}
 	if err := o.Cluster.Register(ctx, mgr.GetCache()); err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
+	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 )
@@ -15,5 +16,6 @@ var Scheme = func() *runtime.Scheme {
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(apisv1.AddToScheme(s))
 	utilruntime.Must(simv1alpha1.AddToScheme(s))
+	utilruntime.Must(awsv1.AddToScheme(s))
 	return s
 }()

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-sh/tenon/pkg/apis/apitest"
+	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
 	"github.com/tenon-sh/tenon/pkg/operator"
 )
 
@@ -24,6 +25,39 @@ func TestAPIServerValidatesNodePoolsAndNodeClaims(t *testing.T) {
 	}
 	cases = append(cases, apitest.ValidNodePools()...)
 	cases = append(cases, apitest.ValidNodeClaims()...)
+	replay(t, e, cases)
+}
+
+// Every invalid EC2NodeClass of the table is refused by a real kube-apiserver with its message,
+// every valid one is accepted, and the defaults the server applies are Karpenter's.
+func TestAPIServerValidatesEC2NodeClasses(t *testing.T) {
+	e := start(t, operator.Options{})
+	e.stop()
+	invalid := apitest.InvalidEC2NodeClasses()
+	if len(invalid) < 40 {
+		t.Fatalf("only %d invalid cases", len(invalid))
+	}
+	replay(t, e, append(invalid, apitest.ValidEC2NodeClasses()...))
+
+	nc := decode(t, apitest.BaseEC2NodeClass)
+	nc.SetName("defaults")
+	if err := e.kube.Create(e.ctx, nc); err != nil {
+		t.Fatal(err)
+	}
+	got := &awsv1.EC2NodeClass{}
+	if err := e.kube.Get(e.ctx, client.ObjectKey{Name: "defaults"}, got); err != nil {
+		t.Fatal(err)
+	}
+	m := got.Spec.MetadataOptions
+	if m == nil || *m.HTTPEndpoint != "enabled" || *m.HTTPProtocolIPv6 != "disabled" || *m.HTTPPutResponseHopLimit != 1 || *m.HTTPTokens != "required" {
+		t.Errorf("the server defaulted metadataOptions to %+v", m)
+	}
+}
+
+// replay creates (or, with Old, creates Old then updates to Object) each case on the server and
+// checks the outcome against the case.
+func replay(t *testing.T, e *env, cases []apitest.Case) {
+	t.Helper()
 	for i, c := range cases {
 		t.Run(fmt.Sprintf("%03d-%s", i, c.Name), func(t *testing.T) {
 			obj := decode(t, c.Object)
@@ -62,7 +96,8 @@ func TestAPIServerValidatesNodePoolsAndNodeClaims(t *testing.T) {
 // serverWording maps the messages of the offline validator to the API server's own where the
 // server refuses earlier, before the schema: a version it does not serve fails discovery.
 var serverWording = map[string]string{
-	"must be karpenter.sh/v1": "no matches for karpenter.sh/v1beta1",
+	"must be karpenter.sh/v1":      "no matches for karpenter.sh/v1beta1",
+	"must be karpenter.k8s.aws/v1": "no matches for karpenter.k8s.aws/v1beta1",
 }
 
 func decode(t *testing.T, manifest string) *unstructured.Unstructured {

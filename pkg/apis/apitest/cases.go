@@ -38,7 +38,11 @@ func Apply(c Case) (map[string]interface{}, error) {
 	if err != nil {
 		return nil, fmt.Errorf("object: %w", err)
 	}
-	v, err := ValidatorFor(fmt.Sprint(obj["kind"]))
+	group := "karpenter.sh"
+	if gv, err := schema.ParseGroupVersion(fmt.Sprint(obj["apiVersion"])); err == nil && gv.Group == awsGroup {
+		group = awsGroup
+	}
+	v, err := ValidatorForGroupKind(group, fmt.Sprint(obj["kind"]))
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
@@ -121,6 +122,12 @@ func New(opts Options) (*Provider, error) {
 
 // Name returns "simulated".
 func (p *Provider) Name() string { return ProviderName }
+
+// NodeClasses is the one NodeClass kind the simulated cloud launches from: SimNodeClass.
+var NodeClasses = cloudprovider.Serving{{Group: simv1alpha1.Group, Kind: simv1alpha1.SimNodeClassKind}}
+
+// NodeClasses returns the kinds the provider serves (the package variable NodeClasses).
+func (p *Provider) NodeClasses() []schema.GroupKind { return NodeClasses }
 
 // now reads the clock, truncated to the microsecond precision the SimInstance objects keep, so
 // that what is persisted and what the model holds are the same instants.

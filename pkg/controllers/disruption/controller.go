@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/solverinput"
 	"github.com/tenon-sh/tenon/pkg/disruption"
 )
@@ -298,7 +299,8 @@ func (c *Controller) CleanupOrphanTaints(ctx context.Context) error {
 			continue
 		}
 		nc := byProviderID[node.Spec.ProviderID]
-		if nc == nil || nc.DeletionTimestamp != nil || c.deps.Cluster.IsMarkedForDeletion(nc.Name) {
+		// Karpenter taints its candidates with the same key: another autoscaler's taint stays.
+		if nc == nil || !cloudprovider.IsManaged(c.deps.Cloud, nc) || nc.DeletionTimestamp != nil || c.deps.Cluster.IsMarkedForDeletion(nc.Name) {
 			continue
 		}
 		if err := c.untaint(ctx, node.Name); err != nil {

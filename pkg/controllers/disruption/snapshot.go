@@ -93,6 +93,9 @@ func (b *Builder) Build(ctx context.Context, o BuildOptions) (*View, error) {
 	static := map[string]bool{}
 	policy := map[string]*poolPolicy{}
 	for _, np := range cluster.NodePools() {
+		if !cloudprovider.IsManagedNodePool(b.src.Cloud, np) {
+			continue // another autoscaler's; its nodes are excluded below
+		}
 		if np.IsStatic() {
 			static[np.Name] = true
 			continue
@@ -126,6 +129,10 @@ func (b *Builder) Build(ctx context.Context, o BuildOptions) (*View, error) {
 		registered[nc.Name] = true
 		pool := nc.Labels[apisv1.NodePoolLabelKey]
 		switch {
+		case !cloudprovider.IsManaged(b.src.Cloud, nc):
+			v.Excluded[node.Name] = fmt.Sprintf("its NodeClaim's nodeClassRef (%s) is not served by the %s provider: tenon does not manage it",
+				refKind(nc.Spec.NodeClassRef), b.src.Cloud.Name())
+			continue
 		case static[pool]:
 			v.Excluded[node.Name] = fmt.Sprintf("nodepool %s is static: its nodes are kept at its replicas, not disrupted", pool)
 			continue
@@ -142,7 +149,8 @@ func (b *Builder) Build(ctx context.Context, o BuildOptions) (*View, error) {
 	// A claim being deleted whose node is already gone is still disrupting: it counts against
 	// its nodepool's budgets until it is gone too.
 	for _, nc := range claims {
-		if registered[nc.Name] || nc.DeletionTimestamp == nil || nc.Status.ProviderID == "" || static[nc.Labels[apisv1.NodePoolLabelKey]] {
+		if registered[nc.Name] || nc.DeletionTimestamp == nil || nc.Status.ProviderID == "" || static[nc.Labels[apisv1.NodePoolLabelKey]] ||
+			!cloudprovider.IsManaged(b.src.Cloud, nc) {
 			continue
 		}
 		add(disruption.Node{
@@ -159,6 +167,14 @@ func (b *Builder) Build(ctx context.Context, o BuildOptions) (*View, error) {
 	}
 	b.prune(seen)
 	return v, err
+}
+
+// refKind names a nodeClassRef's kind and group for a reason.
+func refKind(ref *apisv1.NodeClassReference) string {
+	if ref == nil {
+		return "none"
+	}
+	return ref.Kind + "." + ref.Group
 }
 
 // poolPolicy is what drift compares a nodepool's claims against.

@@ -11,14 +11,17 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/solverinput"
 	"github.com/tenon-sh/tenon/pkg/state"
 )
@@ -31,6 +34,10 @@ type fakeCloud struct {
 	drift  map[string]cloudprovider.DriftReason
 	checks map[string]int
 }
+
+func (f *fakeCloud) NodeClasses() []schema.GroupKind { return simulated.NodeClasses }
+
+func (f *fakeCloud) Name() string { return "fake" }
 
 func (f *fakeCloud) GetInstanceTypes(context.Context, *apisv1.NodePool) ([]*catalog.InstanceType, error) {
 	return f.types, nil
@@ -74,6 +81,10 @@ type world struct {
 
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
+// simRef is the nodeClassRef of the test's NodePool and claims: a kind the simulated provider
+// serves, so they are tenon's.
+var simRef = &apisv1.NodeClassReference{Group: simv1alpha1.Group, Kind: simv1alpha1.SimNodeClassKind, Name: "default"}
+
 func newWorld(t *testing.T) *world {
 	clk := clocktesting.NewFakeClock(t0)
 	w := &world{t: t, clk: clk, cluster: state.NewCluster(clk),
@@ -82,6 +93,7 @@ func newWorld(t *testing.T) *world {
 	np.Spec.Template.Spec.Requirements = []apisv1.NodeSelectorRequirementWithMinValues{
 		{Key: apisv1.LabelInstanceFamily, Operator: corev1.NodeSelectorOpIn, Values: []string{"m5"}},
 	}
+	np.Spec.Template.Spec.NodeClassRef = simRef
 	np.Spec.Template.Spec.ExpireAfter = apisv1.NewNillableDuration(720 * time.Hour)
 	np.Spec.Disruption.ConsolidateAfter = apisv1.NewNillableDuration(0)
 	np.Spec.Disruption.Budgets = []apisv1.Budget{{Nodes: "100%"}}
@@ -105,7 +117,7 @@ func (w *world) node(typ, zone, ct string, mutate ...func(*corev1.Node, *apisv1.
 	nc := &apisv1.NodeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "claim-" + name, UID: types.UID("uid-" + name), Labels: labels, CreationTimestamp: metav1.NewTime(t0.Add(-time.Hour)),
 			Annotations: map[string]string{apisv1.NodePoolHashAnnotationKey: w.pool.Hash(), apisv1.NodePoolHashVersionAnnotationKey: apisv1.NodePoolHashVersion}},
-		Spec:   apisv1.NodeClaimSpec{ExpireAfter: apisv1.NewNillableDuration(2 * time.Hour)},
+		Spec:   apisv1.NodeClaimSpec{ExpireAfter: apisv1.NewNillableDuration(2 * time.Hour), NodeClassRef: simRef},
 		Status: apisv1.NodeClaimStatus{ProviderID: pid, NodeName: name},
 	}
 	nc.SetCondition(metav1.Condition{Type: apisv1.ConditionTypeInitialized, Status: metav1.ConditionTrue, Reason: "Initialized"}, t0)
@@ -216,13 +228,23 @@ func TestBuildState(t *testing.T) {
 	nominated, _ := w.node("m5.large", "us-east-1a", apisv1.CapacityTypeOnDemand)
 	// A claim being deleted whose node is gone still counts; one never launched does not.
 	gone := &apisv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "claim-gone", Labels: map[string]string{apisv1.NodePoolLabelKey: "general"},
-		DeletionTimestamp: &metav1.Time{Time: t0}, Finalizers: []string{apisv1.TerminationFinalizer}}, Status: apisv1.NodeClaimStatus{ProviderID: "sim:///gone"}}
+		DeletionTimestamp: &metav1.Time{Time: t0}, Finalizers: []string{apisv1.TerminationFinalizer}},
+		Spec: apisv1.NodeClaimSpec{NodeClassRef: simRef}, Status: apisv1.NodeClaimStatus{ProviderID: "sim:///gone"}}
 	w.cluster.UpdateNodeClaim(gone)
 	unlaunched := gone.DeepCopy()
 	unlaunched.Name, unlaunched.Status.ProviderID = "claim-unlaunched", ""
 	w.cluster.UpdateNodeClaim(unlaunched)
 	// Nodes tenon does not manage, and nodes of static nodepools, are no candidates.
 	w.cluster.UpdateNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "foreign"}, Spec: corev1.NodeSpec{ProviderID: "aws:///i-1"}})
+	// Karpenter's node and claim (an EC2NodeClass while the simulated provider runs) are no
+	// candidates, and its claim being deleted counts against no budget of tenon's.
+	karpenter, _ := w.node("m5.large", "us-east-1a", apisv1.CapacityTypeOnDemand, func(_ *corev1.Node, nc *apisv1.NodeClaim) {
+		nc.Spec.NodeClassRef = &apisv1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}
+	})
+	karpenterGone := gone.DeepCopy()
+	karpenterGone.Name, karpenterGone.Status.ProviderID = "claim-karpenter-gone", "aws:///us-east-1a/i-2"
+	karpenterGone.Spec.NodeClassRef = &apisv1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}
+	w.cluster.UpdateNodeClaim(karpenterGone)
 	static := w.pool.DeepCopy()
 	static.Name, static.Spec.Replicas = "fixed", new(int64(2))
 	w.cluster.UpdateNodePool(static)
@@ -262,7 +284,11 @@ func TestBuildState(t *testing.T) {
 	if _, ok := v.Node("claim-unlaunched"); ok {
 		t.Error("a claim that never launched disrupts nothing")
 	}
-	for name, why := range map[string]string{held.Name: "backing off", "foreign": "no NodeClaim", st.Name: "static"} {
+	if _, ok := v.Node("claim-karpenter-gone"); ok {
+		t.Error("another autoscaler's claim being deleted counts as tenon's disruption")
+	}
+	for name, why := range map[string]string{held.Name: "backing off", "foreign": "no NodeClaim", st.Name: "static",
+		karpenter.Name: "nodeClassRef (EC2NodeClass.karpenter.k8s.aws) is not served by the fake provider"} {
 		if _, ok := v.Node(name); ok || !strings.Contains(v.Excluded[name], why) {
 			t.Errorf("%s: in snapshot %v, excluded %q, want a reason with %q", name, ok, v.Excluded[name], why)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -227,5 +228,30 @@ func TestStartAcknowledgesAndStops(t *testing.T) {
 	}
 	if d := actions("unknown", ActionInvalid) - invalid0; d != 1 {
 		t.Errorf("counted %v invalid messages, want 1", d)
+	}
+}
+
+// A spot interruption of an instance whose NodeClaim is another autoscaler's (its nodeClassRef
+// is an EC2NodeClass while the simulated provider runs) is dropped as unmanaged: the claim is
+// not deleted and its node not drained.
+func TestHandleLeavesAnotherAutoscalersClaimAlone(t *testing.T) {
+	c := newTestController(t, newQueue(nil), clocktesting.NewFakeClock(t0), Options{})
+	const id = "aws:///us-east-1a/i-0123456789abcdef0"
+	claim := &apisv1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "karpenter-default-abc"},
+		Spec:       apisv1.NodeClaimSpec{NodeClassRef: &apisv1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}},
+		Status:     apisv1.NodeClaimStatus{ProviderID: id},
+	}
+	ctx := context.Background()
+	if err := c.deps.Client.Create(ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	action, err := c.handle(ctx, msg("m", id, cloudprovider.SpotInterruption))
+	if err != nil || action != ActionUnmanaged {
+		t.Fatalf("handle = %q, %v; want %q", action, err, ActionUnmanaged)
+	}
+	got := &apisv1.NodeClaim{}
+	if err := c.deps.Client.Get(ctx, client.ObjectKeyFromObject(claim), got); err != nil || got.DeletionTimestamp != nil {
+		t.Errorf("Karpenter's claim after the message: %v, deleting %v", err, got.DeletionTimestamp)
 	}
 }

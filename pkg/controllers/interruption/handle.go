@@ -33,6 +33,11 @@ func (c *Controller) handle(ctx context.Context, m cloudprovider.InterruptionMes
 		log.Info("no NodeClaim has the instance; dropping the message")
 		return ActionUnmanaged, nil
 	}
+	if !cloudprovider.IsManaged(c.deps.Queue, claim) {
+		log.Info("the instance's NodeClaim is of a NodeClass kind this provider does not serve; dropping the message",
+			"nodeclaim", claim.Name, "nodeClassRef", claim.Spec.NodeClassRef)
+		return ActionUnmanaged, nil
+	}
 	if m.Kind == cloudprovider.RebalanceRecommendation && !c.opts.ReplaceOnRebalance {
 		c.record(claim, node, corev1.EventTypeNormal, m.Kind, fmt.Sprintf(
 			"rebalance recommendation for instance %s (NodeClaim %s, %s): its risk of interruption is raised; no action (replacement on rebalance is off)",

@@ -8,10 +8,12 @@ import (
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated"
 )
 
 // testQueue is an InterruptionQueue of messages added by the test, in front of an optional
@@ -57,6 +59,9 @@ func (q *testQueue) Receive(ctx context.Context) ([]cloudprovider.InterruptionMe
 	q.mu.Unlock()
 	return out, nil
 }
+
+// NodeClasses are the simulated provider's: the queue stands in front of its messages.
+func (q *testQueue) NodeClasses() []schema.GroupKind { return simulated.NodeClasses }
 
 func (q *testQueue) Done(ctx context.Context, id string) error {
 	q.mu.Lock()

@@ -44,12 +44,13 @@ type Source struct {
 	Schedulers []string
 }
 
-// Pools returns the NodePools that may launch capacity now, by name: those not being deleted
-// and not static.
+// Pools returns the NodePools that may launch capacity now, by name: those not being deleted,
+// not static, and on a NodeClass kind the provider serves (another autoscaler's NodePools are
+// left to it).
 func (s *Source) Pools() map[string]*apisv1.NodePool {
 	pools := map[string]*apisv1.NodePool{}
 	for _, np := range s.Cluster.NodePools() {
-		if np.DeletionTimestamp == nil && !np.IsStatic() {
+		if np.DeletionTimestamp == nil && !np.IsStatic() && cloudprovider.IsManagedNodePool(s.Cloud, np) {
 			pools[np.Name] = np
 		}
 	}

@@ -139,6 +139,8 @@ func (c *Collector) Collect(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing instances: %w", err)
 	}
+	// Every claim's instance is referenced, another autoscaler's too: an instance a foreign
+	// claim holds is not an orphan.
 	referenced := make(map[string]bool, len(claims.Items))
 	for i := range claims.Items {
 		if id := claims.Items[i].Status.ProviderID; id != "" {
@@ -156,8 +158,9 @@ func (c *Collector) Collect(ctx context.Context) error {
 	}
 	for i := range claims.Items {
 		claim := &claims.Items[i]
-		if claim.Status.ProviderID == "" || live[claim.Status.ProviderID] || !claim.DeletionTimestamp.IsZero() ||
-			!claim.IsTrue(apisv1.ConditionTypeLaunched) {
+		// A foreign claim's instance is not among this provider's, and must not make it "gone".
+		if !cloudprovider.IsManaged(c.deps.CloudProvider, claim) || claim.Status.ProviderID == "" || live[claim.Status.ProviderID] ||
+			!claim.DeletionTimestamp.IsZero() || !claim.IsTrue(apisv1.ConditionTypeLaunched) {
 			continue
 		}
 		errs = append(errs, c.deleteClaimIfGone(ctx, claim))

@@ -2,20 +2,24 @@ package garbagecollection_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/index"
 	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/garbagecollection"
 )
@@ -52,6 +56,8 @@ func (p *instances) Delete(_ context.Context, c *apisv1.NodeClaim) error {
 	return nil
 }
 
+func (p *instances) NodeClasses() []schema.GroupKind { return simulated.NodeClasses }
+
 func (p *instances) GetInstanceTypes(context.Context, *apisv1.NodePool) ([]*catalog.InstanceType, error) {
 	return nil, nil
 }
@@ -61,7 +67,12 @@ func instance(id string, launched time.Time) *apisv1.NodeClaim {
 }
 
 func launchedClaim(name, id string) *apisv1.NodeClaim {
-	c := &apisv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: apisv1.NodeClaimStatus{ProviderID: id}}
+	return launchedClaimOf(name, id, simv1alpha1.Group, simv1alpha1.SimNodeClassKind)
+}
+
+func launchedClaimOf(name, id, group, kind string) *apisv1.NodeClaim {
+	c := &apisv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: apisv1.NodeClaimStatus{ProviderID: id},
+		Spec: apisv1.NodeClaimSpec{NodeClassRef: &apisv1.NodeClassReference{Group: group, Kind: kind, Name: "default"}}}
 	c.SetCondition(metav1.Condition{Type: apisv1.ConditionTypeLaunched, Status: metav1.ConditionTrue, Reason: "Launched"}, time.Now())
 	return c
 }
@@ -78,13 +89,17 @@ func TestCollect(t *testing.T) {
 	}
 	notLaunched := &apisv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "pending"}, Status: apisv1.NodeClaimStatus{ProviderID: "sim://gone-too"}}
 	kube := fake.NewClientBuilder().WithScheme(scheme).
-		WithObjects(launchedClaim("live", "sim://live"), launchedClaim("lost", "sim://lost"), notLaunched).
+		WithObjects(launchedClaim("live", "sim://live"), launchedClaim("lost", "sim://lost"), notLaunched,
+			// Karpenter's: one whose instance this provider does not run, one holding an instance it does list.
+			launchedClaimOf("karpenter", "aws:///us-east-1a/i-0f", "karpenter.k8s.aws", "EC2NodeClass"),
+			launchedClaimOf("karpenter-held", "sim://held", "karpenter.k8s.aws", "EC2NodeClass")).
 		WithIndex(&corev1.Node{}, index.NodeProviderID, func(o client.Object) []string { return []string{o.(*corev1.Node).Spec.ProviderID} }).
 		Build()
 	cloud := &instances{byID: map[string]*apisv1.NodeClaim{
 		"sim://live":   instance("sim://live", now.Add(-time.Hour)),
 		"sim://orphan": instance("sim://orphan", now.Add(-2*time.Minute)),
 		"sim://young":  instance("sim://young", now.Add(-30*time.Second)),
+		"sim://held":   instance("sim://held", now.Add(-time.Hour)),
 	}}
 	c, err := garbagecollection.New(garbagecollection.Deps{Client: kube, CloudProvider: cloud, Clock: clk}, garbagecollection.Options{})
 	if err != nil {
@@ -105,8 +120,8 @@ func TestCollect(t *testing.T) {
 	for _, claim := range claims.Items {
 		left = append(left, claim.Name)
 	}
-	if len(left) != 2 || left[0] != "live" || left[1] != "pending" {
-		t.Errorf("claims left %v, want live and pending (the claim whose instance is gone deleted; one never launched kept)", left)
+	if !slices.Equal(left, []string{"karpenter", "karpenter-held", "live", "pending"}) {
+		t.Errorf("claims left %v, want Karpenter's two, live and pending (the claim whose instance is gone deleted; one never launched kept; another autoscaler's never judged)", left)
 	}
 
 	clk.Step(time.Minute)

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/index"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/kube"
 )
@@ -97,6 +98,11 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if !claim.DeletionTimestamp.IsZero() || c.deleted.Has(claim.UID, c.deps.Clock.Now()) {
 		c.retry.DeleteEntry(req.Name)
+		return reconcile.Result{}, nil
+	}
+	// Another autoscaler's claim (its nodeClassRef is not this provider's): not launched, not
+	// given the finalizer, not judged for liveness.
+	if !cloudprovider.IsManaged(c.deps.CloudProvider, claim) {
 		return reconcile.Result{}, nil
 	}
 	if err := kube.AddFinalizer(ctx, c.deps.Client, claim, apisv1.TerminationFinalizer); err != nil {

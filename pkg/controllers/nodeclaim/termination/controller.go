@@ -15,8 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/index"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/kube"
+	"github.com/tenon-sh/tenon/pkg/controllers/internal/owned"
 )
 
 // Controller terminates NodeClaims being deleted.
@@ -94,6 +96,11 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if claim.DeletionTimestamp.IsZero() || !controllerutil.ContainsFinalizer(claim, apisv1.TerminationFinalizer) {
 		return reconcile.Result{}, nil
 	}
+	// Karpenter uses the same finalizer: a claim of a NodeClass kind this provider does not
+	// serve is another autoscaler's to drain and terminate.
+	if !cloudprovider.IsManaged(c.deps.CloudProvider, claim) {
+		return reconcile.Result{}, nil
+	}
 	orig := claim.DeepCopy()
 	requeue, done, err := c.terminate(ctx, claim)
 	if err == nil && done {
@@ -115,6 +122,9 @@ func (n *NodeController) Reconcile(ctx context.Context, req reconcile.Request) (
 	}
 	if node.DeletionTimestamp.IsZero() || !controllerutil.ContainsFinalizer(node, apisv1.TerminationFinalizer) {
 		return reconcile.Result{}, nil
+	}
+	if mine, err := owned.Node(ctx, n.c.deps.Client, n.c.deps.CloudProvider, node); err != nil || !mine {
+		return reconcile.Result{}, err
 	}
 	requeue, err := n.c.nodeDeleted(ctx, node)
 	return kube.Result(reconcile.Result{RequeueAfter: requeue}, err)

@@ -157,6 +157,11 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !np.DeletionTimestamp.IsZero() {
 		return reconcile.Result{}, nil
 	}
+	// A NodePool on a NodeClass kind this provider does not serve is another autoscaler's:
+	// its hash annotations and status are that autoscaler's to write.
+	if !cloudprovider.IsManagedNodePool(c.deps.CloudProvider, np) {
+		return reconcile.Result{}, nil
+	}
 	if err := c.stampHash(ctx, np); err != nil {
 		return kube.Result(reconcile.Result{}, err)
 	}
