@@ -51,9 +51,15 @@ total $/h, and a proven lower bound on what any plan must cost.`,
 			}
 			opts := solver.Options{}
 			if boundBudget > 0 {
-				// The wall clock is the driver's: the solver only asks whether time is up.
-				deadline := time.Now().Add(boundBudget)
-				opts.Deadline = func() bool { return time.Now().After(deadline) }
+				// The wall clock is the driver's: the solver only asks whether time is up. The
+				// budget starts when the bound first asks, after the plan is made.
+				var deadline time.Time
+				opts.BoundDeadline = func() bool {
+					if deadline.IsZero() {
+						deadline = time.Now().Add(boundBudget)
+					}
+					return time.Now().After(deadline)
+				}
 			}
 			p, err := solver.Solve(snap, opts)
 			if err != nil {
@@ -70,6 +76,6 @@ total $/h, and a proven lower bound on what any plan must cost.`,
 	cmd.Flags().StringArrayVar(&nodes, "nodes", nil, "manifests of existing Nodes and the Pods bound to them (repeatable)")
 	cmd.Flags().StringVar(&region, "region", "us-east-1", "region of the instance catalog for NodePools without a simulated NodeClass")
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json")
-	cmd.Flags().DurationVar(&boundBudget, "bound-budget", 0, "wall-clock budget of the solve's LPs, the guide's and the lower bound's (0: their work budgets alone); the bound stays valid, only looser, and the output says when the budget cut it short")
+	cmd.Flags().DurationVar(&boundBudget, "bound-budget", 0, "wall-clock budget of the lower bound's LPs, from when the plan is made (0: none); the bound stays valid, only looser, and the output says when the budget cut it short")
 	return cmd
 }

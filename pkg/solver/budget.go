@@ -13,8 +13,10 @@ import "github.com/tenon-sh/tenon/pkg/solver/bound"
 // guideWorkFactor is the guide's default budget per unit of first-fit work (see guideBudget).
 const guideWorkFactor = 64
 
-// minGuideWork lets small problems converge whatever their first-fit work.
-const minGuideWork = 1 << 22
+// minGuideWork lets small problems converge whatever their first-fit work: the LP's work grows
+// with its rows (at most maxGuideClasses), not with the pods; 200 distinct web pods in 80 rows
+// need about 2^24.
+const minGuideWork = 1 << 26
 
 // GuideStats says what the guided packing did.
 type GuideStats struct {
@@ -72,13 +74,22 @@ func (s *solve) guideBudget(prob *bound.Problem) int64 {
 	return max(guideWorkFactor*int64(pods)*int64(len(prob.Types)), minGuideWork)
 }
 
-// lpOptions are the bound options that bound the LP's work (w > 0) and honour the deadline.
-func (s *solve) lpOptions(w int64, opts ...bound.Option) []bound.Option {
+// lpOptions are the bound options that bound the LP's work (w > 0) and honour Options.Deadline
+// and, for the bound, Options.BoundDeadline.
+func (s *solve) lpOptions(w int64, forBound bool, opts ...bound.Option) []bound.Option {
 	if w > 0 {
 		opts = append(opts, bound.Work(w))
 	}
-	if s.opts.Deadline != nil {
-		opts = append(opts, bound.Stop(s.opts.Deadline))
+	d, bd := s.opts.Deadline, s.opts.BoundDeadline
+	switch {
+	case !forBound || bd == nil:
+	case d == nil:
+		d = bd
+	default:
+		d = func() bool { return bd() || s.opts.Deadline() }
+	}
+	if d != nil {
+		opts = append(opts, bound.Stop(d))
 	}
 	return opts
 }

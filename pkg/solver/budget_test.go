@@ -102,3 +102,17 @@ func TestGridRounding(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundDeadlineStopsOnlyTheBound: BoundDeadline cuts the bound short and leaves the plan
+// as it would be without it.
+func TestBoundDeadlineStopsOnlyTheBound(t *testing.T) {
+	snap := &Snapshot{NodePools: distinctPools(t, "web"), Pods: distinctPods("web", 200, 4)}
+	plan, err := Solve(snap, Options{BoundDeadline: func() bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	free, _ := Solve(snap, Options{SkipBound: true})
+	if !plan.Bound.Stopped || plan.Guide != free.Guide || plan.Price != free.Price || plan.LowerBound > plan.Price {
+		t.Fatalf("bound %+v, guide %+v, price %.4f (without %.4f), bound %.4f", plan.Bound, plan.Guide, plan.Price, free.Price, plan.LowerBound)
+	}
+}

@@ -128,7 +128,7 @@ func (s *solve) pack(classes []*class) {
 		return
 	}
 	budget := s.guideBudget(prob)
-	r := bound.Lower(prob, s.lpOptions(budget, bound.WithPatterns())...)
+	r := bound.Lower(prob, s.lpOptions(budget, false, bound.WithPatterns())...)
 	s.guideStats.Work, s.guideStats.Budget, s.guideStats.Stopped = r.Work, budget, r.Stopped
 	if len(r.Patterns) == 0 {
 		return
@@ -224,8 +224,8 @@ func (s *solve) packProblem(classes []*class) (*bound.Problem, []packKind, []gui
 }
 
 // realize opens one node of a rounded pattern and puts its pods there: each row's count from its
-// classes, largest first, then, as the real pods are no larger than the row's rounded shape, as
-// many more of the pattern's rows as still fit. Pods that do not go where the pattern says stay
+// classes, largest first, then, when rows were merged on a grid (their mean shape is only
+// approximately each pod's), as many more of the pattern's rows as still fit. Pods that do not go where the pattern says stay
 // pending for first-fit.
 func (s *solve) realize(n bound.Pattern, rows []guideRow, k packKind) {
 	var cl *newClaim
@@ -246,8 +246,8 @@ func (s *solve) realize(n bound.Pattern, rows []guideRow, k packKind) {
 			want -= s.tryClaim(c, cl, min(want, c.remaining()), -1, -1)
 		}
 	}
-	if cl == nil {
-		return
+	if cl == nil || s.guideStats.GridSteps == 0 {
+		return // exact rows: the pattern is the LP's, and first-fit places the rest
 	}
 	grow := s.grow
 	s.grow = false

@@ -28,7 +28,7 @@ func (s *solve) lowerBound() (float64, BoundStats) {
 	value := -1.0
 	for i, x := range xs {
 		prob.Classes = relaxed[i]
-		r := bound.Lower(prob, s.lpOptions(s.opts.BoundWork, opts...)...)
+		r := bound.Lower(prob, s.lpOptions(s.opts.BoundWork, true, opts...)...)
 		st.Work += r.Work
 		st.Stopped = st.Stopped || r.Stopped
 		if r.Value > value {

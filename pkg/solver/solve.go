@@ -30,6 +30,8 @@ type Options struct {
 	// supplies it (the core reads no clock); a solve with a Deadline that fires is no longer
 	// reproducible.
 	Deadline func() bool
+	// BoundDeadline is Deadline for the lower bound's LPs alone (tenon plan's --bound-budget).
+	BoundDeadline func() bool
 	// MaxInstanceTypes caps the options of each new claim (0: MaxInstanceTypes).
 	MaxInstanceTypes int
 	// ExcludeNodes lists nodes to treat as gone (the disruption loop's candidates).
