@@ -158,8 +158,10 @@ func (s *solve) packProblem(classes []*class) (*bound.Problem, []packKind, []gui
 		}
 	}
 	// Classes mostly share their type lists: each distinct list is kept once, and a class
-	// names it by index (lists).
+	// names it by index (lists); the lists of a pool are built once per distinct compiled
+	// requirements (poolLists).
 	var lists [][]int
+	var pools poolLists
 	var listOf []int
 	var types []int
 	for _, c := range classes {
@@ -175,33 +177,17 @@ func (s *solve) packProblem(classes []*class) (*bound.Problem, []packKind, []gui
 			if found && p.np.Weight < weight {
 				break // pools come heaviest first
 			}
-			regular := pt.regularOf[pi]
-			for _, a := range c.compiled[pi] {
-				if a == nil {
-					continue
+			pl := pools.of(s, pt, pi, c.compiled[pi])
+			if len(pl.types) == 0 {
+				continue
+			}
+			types = append(types, pl.types...)
+			weight = p.np.Weight
+			for _, ti := range pl.tis {
+				if found {
+					break
 				}
-				mask := offerBits(a.zones, a.cts)
-				// The list holds the types too small for the class as well, so that classes
-				// of one pool share it; each row keeps those its shape fits (aggregate).
-				for ti := a.types.Next(0); ti >= 0; ti = a.types.Next(ti + 1) {
-					if p.types[ti].bits&mask == 0 {
-						continue
-					}
-					fits := c.fit(&p.types[ti].alloc) > 0
-					if i := regular[ti]; i >= 0 {
-						types = append(types, int(i))
-						found, weight = found || fits, p.np.Weight
-					}
-					if len(pt.reserved) == 0 {
-						continue
-					}
-					for _, i := range pt.reserved[packKey{pi, ti}] {
-						if s.reservations[kinds[i].resv] > 0 {
-							types = append(types, i)
-							found, weight = found || fits, p.np.Weight
-						}
-					}
-				}
+				found = c.fit(&p.types[ti].alloc) > 0
 			}
 		}
 		sortInts(types)
@@ -309,4 +295,73 @@ func compactInts(v []int) []int {
 		}
 	}
 	return out
+}
+
+// poolList is the guide's types of one pool for one set of compiled requirements: their
+// problem indices, and the pool type of each. The list holds the types too small for a class
+// as well, so that classes of one pool share it; each row keeps those its shape fits
+// (aggregate).
+type poolList struct {
+	pi    int
+	alts  []*altInPool
+	types []int
+	tis   []int
+}
+
+// poolLists caches poolList by pool and requirements; it looks at its latest entries only, so
+// that classes with requirements of their own each cost one build, not a scan of all.
+type poolLists []poolList
+
+func (pls *poolLists) of(s *solve, pt *guideTypes, pi int, alts []*altInPool) *poolList {
+	l := *pls
+	for i := len(l) - 1; i >= max(0, len(l)-16); i-- {
+		if l[i].pi == pi && sameAlts(l[i].alts, alts) {
+			return &l[i]
+		}
+	}
+	pl := poolList{pi: pi, alts: alts}
+	p := s.pools[pi]
+	regular := pt.regularOf[pi]
+	for _, a := range alts {
+		if a == nil {
+			continue
+		}
+		mask := offerBits(a.zones, a.cts)
+		for ti := a.types.Next(0); ti >= 0; ti = a.types.Next(ti + 1) {
+			if p.types[ti].bits&mask == 0 {
+				continue
+			}
+			if i := regular[ti]; i >= 0 {
+				pl.types, pl.tis = append(pl.types, int(i)), append(pl.tis, ti)
+			}
+			if len(pt.reserved) == 0 {
+				continue
+			}
+			for _, i := range pt.reserved[packKey{pi, ti}] {
+				if s.reservations[pt.kinds[i].resv] > 0 {
+					pl.types, pl.tis = append(pl.types, i), append(pl.tis, ti)
+				}
+			}
+		}
+	}
+	*pls = append(l, pl)
+	return &(*pls)[len(*pls)-1]
+}
+
+// sameAlts reports whether two classes' compiled requirements in a pool allow the same types
+// and offerings.
+func sameAlts(a, b []*altInPool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		switch {
+		case a[i] == b[i]:
+		case a[i] == nil || b[i] == nil:
+			return false
+		case a[i].zones != b[i].zones || a[i].cts != b[i].cts || !slices.Equal(a[i].types, b[i].types):
+			return false
+		}
+	}
+	return true
 }
