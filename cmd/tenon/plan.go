@@ -15,6 +15,7 @@ func newPlan() *cobra.Command {
 	var files, nodes []string
 	var region, output string
 	var minValues solver.MinValuesPolicy
+	var boundBudget time.Duration
 	cmd := &cobra.Command{
 		Use:   "plan -f nodepools.yaml -f workload.yaml [--nodes existing.yaml]",
 		Short: "Show the nodes tenon would buy for a workload, offline",
@@ -53,7 +54,19 @@ total $/h, and a proven lower bound on what any plan must cost.`,
 				return err
 			}
 			in.WriteIgnored(cmd.ErrOrStderr())
-			p, err := solver.Solve(in.Snapshot, solver.Options{MinValuesPolicy: minValues})
+			opts := solver.Options{MinValuesPolicy: minValues}
+			if boundBudget > 0 {
+				// The wall clock is the driver's: the solver only asks whether time is up. The
+				// budget starts when the bound first asks, after the plan is made.
+				var deadline time.Time
+				opts.BoundDeadline = func() bool {
+					if deadline.IsZero() {
+						deadline = time.Now().Add(boundBudget)
+					}
+					return time.Now().After(deadline)
+				}
+			}
+			p, err := solver.Solve(in.Snapshot, opts)
 			if err != nil {
 				return err
 			}
@@ -69,5 +82,6 @@ total $/h, and a proven lower bound on what any plan must cost.`,
 	cmd.Flags().StringVar(&region, "region", "us-east-1", "region of the instance catalog for NodePools without a simulated NodeClass")
 	cmd.Flags().Var(&minValues, "min-values-policy", "Strict or BestEffort, as tenon controller's flag")
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json")
+	cmd.Flags().DurationVar(&boundBudget, "bound-budget", 0, "wall-clock budget of the lower bound's LPs, from when the plan is made (0: none); the bound stays valid, only looser, and the output says when the budget cut it short")
 	return cmd
 }

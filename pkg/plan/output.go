@@ -26,6 +26,24 @@ type Result struct {
 	CostOverBound float64 `json:"costOverBound"`
 	// Relaxed counts pods placed after a preference of theirs was dropped.
 	Relaxed int `json:"relaxed"`
+	// Bound says how far the proof of LowerBound got, when it was cut short by its budget or
+	// proven on merged classes (absent otherwise: the bound is the LP's over the pods as they are).
+	Bound *Bound `json:"bound,omitempty"`
+}
+
+// Bound is how tight the lower bound got.
+type Bound struct {
+	// Stopped says --bound-budget ran out before the LPs finished: a larger budget may raise
+	// the bound. Iterations are the column-generation rounds it ran.
+	Stopped    bool `json:"stopped"`
+	Iterations int  `json:"iterations"`
+	// Classes are the pod classes, Rows the rows of the LP that proved the bound, Relaxation
+	// how classes were merged (requests rounded down), RoundingLoss the share of the demand
+	// that took away.
+	Classes      int     `json:"classes"`
+	Rows         int     `json:"rows"`
+	Relaxation   string  `json:"relaxation"`
+	RoundingLoss float64 `json:"roundingLoss"`
 }
 
 // Claim is one new NodeClaim.
@@ -66,6 +84,10 @@ func NewResult(p *solver.Plan, rejected ...solver.Unschedulable) *Result {
 		r.CostOverBound = round(p.Price / p.LowerBound)
 	} else if p.Price > 0 {
 		r.CostOverBound = 0 // JSON has no infinity
+	}
+	if b := p.Bound; b.Stopped || b.Relaxation != "" && b.Relaxation != "exact" {
+		r.Bound = &Bound{Stopped: b.Stopped, Iterations: b.Iterations, Classes: b.Classes, Rows: b.Rows,
+			Relaxation: b.Relaxation, RoundingLoss: round(b.RoundingLoss)}
 	}
 	r.Claims = make([]Claim, 0, len(p.Claims))
 	for _, c := range p.Claims {
@@ -175,5 +197,15 @@ func (r *Result) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "; %d pods placed after relaxing a preference", r.Relaxed)
 	}
 	fmt.Fprintln(w)
+	if b := r.Bound; b != nil {
+		fmt.Fprintf(w, "bound: %d pod classes as %d LP rows", b.Classes, b.Rows)
+		if b.Relaxation != "" && b.Relaxation != "exact" {
+			fmt.Fprintf(w, " (%s, %.1f%% of the demand rounded away)", b.Relaxation, 100*b.RoundingLoss)
+		}
+		if b.Stopped {
+			fmt.Fprintf(w, "; the bound budget ran out after %d rounds, a larger --bound-budget may raise it", b.Iterations)
+		}
+		fmt.Fprintln(w)
+	}
 	return nil
 }

@@ -20,4 +20,23 @@
 //	finalize  every new claim launches its cheapest compatible offering; its options are the
 //	          types that still hold everything on it, ordered by price, at most 600
 //	bound     a proven lower bound on the price of any plan (package bound)
+//
+// # Budgets
+//
+// Two steps do work that grows faster than the pods: the guided packing's configuration LP
+// (guide.go) and the lower bound's (lowerbound.go). Both merge like classes before the LP sees
+// them (aggregate.go: the guide's rows demand their pods' mean shape; the bound's round requests
+// down, which relaxes the problem and keeps the bound valid), and both take a work budget in
+// the bound package's units (bound.Work: master pivots weighted by rows², plus knapsack
+// classes priced), which is a count, so the solve stays deterministic. The guide's default
+// budget is proportional to the first-fit solve's work (Options.GuideWork overrides it); the
+// bound has none unless Options.BoundWork is set. When a budget runs out the LP keeps what it
+// has: the guide places the patterns found so far and first-fit the rest, and the cheaper of
+// that and plain first-fit-decreasing wins, so first-fit is always the floor; the bound keeps
+// its certificate, valid at any round, and Plan.Bound says it was cut short.
+//
+// A wall-clock limit is the driver's to give: Options.Deadline (all LPs) and
+// Options.BoundDeadline (the bound's alone) are functions the LPs ask between rounds and
+// pivots. The core never reads the clock itself; a solve whose deadline fires is not
+// reproducible, one without a deadline is. `tenon plan --bound-budget` is such a deadline.
 package solver

@@ -216,8 +216,9 @@ func (s *solve) plan() *Plan {
 		pl.Price += c.Price
 	}
 	pl.Relaxed = s.relaxed
+	pl.Guide = s.guideStats
 	if !s.opts.SkipBound {
-		pl.LowerBound = s.lowerBound()
+		pl.LowerBound, pl.Bound = s.lowerBound()
 	}
 	return pl
 }

@@ -47,6 +47,9 @@ type guideTypes struct {
 	kinds    []packKind
 	regular  map[packKey]int
 	reserved map[packKey][]int
+	// regularOf[pool][ti] is regular's entry for the pool type, or −1 (a slice: packProblem
+	// looks every class's types up).
+	regularOf [][]int32
 }
 
 func (p *Prepared) packTypes() *guideTypes {
@@ -79,6 +82,19 @@ func (p *Prepared) packTypes() *guideTypes {
 			}
 		}
 	}
+	for _, pl := range p.base.pools {
+		for len(g.regularOf) <= pl.index {
+			g.regularOf = append(g.regularOf, nil)
+		}
+		idx := make([]int32, len(pl.types))
+		for ti := range idx {
+			idx[ti] = -1
+			if i, ok := g.regular[packKey{pl.index, ti}]; ok {
+				idx[ti] = int32(i)
+			}
+		}
+		g.regularOf[pl.index] = idx
+	}
 	p.guide = g
 	return g
 }
@@ -107,11 +123,13 @@ func (s *solve) pack(classes []*class) {
 	if !left {
 		return
 	}
-	prob, kinds, members := s.packProblem(classes)
+	prob, kinds, rows := s.packProblem(classes)
 	if len(prob.Classes) == 0 {
 		return
 	}
-	r := bound.Lower(prob, bound.WithPatterns())
+	budget := s.guideBudget(prob)
+	r := bound.Lower(prob, s.lpOptions(budget, false, bound.WithPatterns())...)
+	s.guideStats.Work, s.guideStats.Budget, s.guideStats.Stopped = r.Work, budget, r.Stopped
 	if len(r.Patterns) == 0 {
 		return
 	}
@@ -119,14 +137,15 @@ func (s *solve) pack(classes []*class) {
 	s.hint = 0
 	for _, n := range nodes {
 		for range int(n.Multiplicity + 0.5) {
-			s.realize(n, members, kinds[n.Type])
+			s.realize(n, rows, kinds[n.Type])
 		}
 	}
 }
 
-// packProblem is the packing problem of the classes' remaining pods on the pool types. A class
-// may use the types of the heaviest pools that can hold it, as first-fit would.
-func (s *solve) packProblem(classes []*class) (*bound.Problem, []packKind, []*class) {
+// packProblem is the packing problem of the classes' remaining pods on the pool types, with
+// like classes merged into rows (aggregate.go). A class may use the types of the heaviest pools
+// that can hold it, as first-fit would.
+func (s *solve) packProblem(classes []*class) (*bound.Problem, []packKind, []guideRow) {
 	pt := s.prep.packTypes()
 	prob := bound.Problem{Types: slices.Clone(pt.types)}
 	kinds := pt.kinds
@@ -138,13 +157,18 @@ func (s *solve) packProblem(classes []*class) (*bound.Problem, []packKind, []*cl
 			prob.Types[i].MaxCount = max(s.reservations[k.resv], 1)
 		}
 	}
-	type key = packKey
-	regular, reserved := pt.regular, pt.reserved
+	// Classes mostly share their type lists: each distinct list is kept once, and a class
+	// names it by index (lists); the lists of a pool are built once per distinct compiled
+	// requirements (poolLists).
+	var lists [][]int
+	var pools poolLists
+	var listOf []int
+	var types []int
 	for _, c := range classes {
 		if c.remaining() == 0 {
 			continue
 		}
-		var types []int
+		types = types[:0]
 		weight, found := int32(0), false
 		for pi, p := range s.pools {
 			if c.poolReason[pi] != nil || p.reason != nil || p.nodesLeft == 0 {
@@ -153,52 +177,74 @@ func (s *solve) packProblem(classes []*class) (*bound.Problem, []packKind, []*cl
 			if found && p.np.Weight < weight {
 				break // pools come heaviest first
 			}
-			for _, a := range c.compiled[pi] {
-				if a == nil {
-					continue
+			pl := pools.of(s, pt, pi, c.compiled[pi])
+			if len(pl.types) == 0 {
+				continue
+			}
+			types = append(types, pl.types...)
+			weight = p.np.Weight
+			for _, ti := range pl.tis {
+				if found {
+					break
 				}
-				mask := offerBits(a.zones, a.cts)
-				for ti := a.types.Next(0); ti >= 0; ti = a.types.Next(ti + 1) {
-					if p.types[ti].bits&mask == 0 || c.fit(&p.types[ti].alloc) == 0 {
-						continue
-					}
-					if i, ok := regular[key{pi, ti}]; ok {
-						types = append(types, i)
-						found, weight = true, p.np.Weight
-					}
-					for _, i := range reserved[key{pi, ti}] {
-						if s.reservations[kinds[i].resv] > 0 {
-							types = append(types, i)
-							found, weight = true, p.np.Weight
-						}
-					}
-				}
+				found = c.fit(&p.types[ti].alloc) > 0
 			}
 		}
 		sortInts(types)
 		types = compactInts(types)
-		prob.Classes = append(prob.Classes, bound.Class{Count: c.remaining(), Demand: c.requests, Types: types, Group: -1})
+		li := slices.IndexFunc(lists, func(l []int) bool { return slices.Equal(l, types) })
+		if li < 0 {
+			li = len(lists)
+			lists = append(lists, slices.Clone(types))
+		}
+		listOf = append(listOf, li)
 		members = append(members, c)
 	}
-	return &prob, kinds, members
+	rows, steps := aggregate(members, listOf, lists, prob.Types)
+	s.guideStats = GuideStats{Classes: len(members), Rows: len(rows), GridSteps: steps, RoundingLoss: roundingLoss(rows)}
+	for i := range rows {
+		r := &rows[i]
+		prob.Classes = append(prob.Classes, bound.Class{Count: r.count, Demand: r.demand, Types: r.types, Group: -1})
+	}
+	return &prob, kinds, rows
 }
 
-// realize opens one node of a rounded pattern and puts its pods there. Pods that do not go
-// where the pattern says stay pending for first-fit.
-func (s *solve) realize(n bound.Pattern, classes []*class, k packKind) {
+// realize opens one node of a rounded pattern and puts its pods there: each row's count from its
+// classes, largest first, then, when rows were merged on a grid (their mean shape is only
+// approximately each pod's), as many more of the pattern's rows as still fit. Pods that do not go where the pattern says stay
+// pending for first-fit.
+func (s *solve) realize(n bound.Pattern, rows []guideRow, k packKind) {
 	var cl *newClaim
-	for i, ci := range n.Classes {
-		c := classes[ci]
-		if c.remaining() == 0 {
-			continue
+	for i, ri := range n.Classes {
+		want := int(n.Counts[i])
+		for _, c := range rows[ri].members {
+			if want == 0 {
+				break
+			}
+			if c.remaining() == 0 {
+				continue
+			}
+			if cl == nil {
+				if cl = s.openClaimOfType(c, s.pools[k.pool], k.ti); cl == nil {
+					return
+				}
+			}
+			want -= s.tryClaim(c, cl, min(want, c.remaining()), -1, -1)
 		}
-		if cl == nil {
-			if cl = s.openClaimOfType(c, s.pools[k.pool], k.ti); cl == nil {
-				return
+	}
+	if cl == nil || s.guideStats.GridSteps == 0 {
+		return // exact rows: the pattern is the LP's, and first-fit places the rest
+	}
+	grow := s.grow
+	s.grow = false
+	for _, ri := range n.Classes {
+		for _, c := range rows[ri].members {
+			if c.remaining() > 0 {
+				s.tryClaim(c, cl, c.remaining(), -1, -1)
 			}
 		}
-		s.tryClaim(c, cl, min(int(n.Counts[i]), c.remaining()), -1, -1)
 	}
+	s.grow = grow
 }
 
 // openClaimOfType opens a claim of pool p with type ti as its target, for class c.
@@ -249,4 +295,73 @@ func compactInts(v []int) []int {
 		}
 	}
 	return out
+}
+
+// poolList is the guide's types of one pool for one set of compiled requirements: their
+// problem indices, and the pool type of each. The list holds the types too small for a class
+// as well, so that classes of one pool share it; each row keeps those its shape fits
+// (aggregate).
+type poolList struct {
+	pi    int
+	alts  []*altInPool
+	types []int
+	tis   []int
+}
+
+// poolLists caches poolList by pool and requirements; it looks at its latest entries only, so
+// that classes with requirements of their own each cost one build, not a scan of all.
+type poolLists []poolList
+
+func (pls *poolLists) of(s *solve, pt *guideTypes, pi int, alts []*altInPool) *poolList {
+	l := *pls
+	for i := len(l) - 1; i >= max(0, len(l)-16); i-- {
+		if l[i].pi == pi && sameAlts(l[i].alts, alts) {
+			return &l[i]
+		}
+	}
+	pl := poolList{pi: pi, alts: alts}
+	p := s.pools[pi]
+	regular := pt.regularOf[pi]
+	for _, a := range alts {
+		if a == nil {
+			continue
+		}
+		mask := offerBits(a.zones, a.cts)
+		for ti := a.types.Next(0); ti >= 0; ti = a.types.Next(ti + 1) {
+			if p.types[ti].bits&mask == 0 {
+				continue
+			}
+			if i := regular[ti]; i >= 0 {
+				pl.types, pl.tis = append(pl.types, int(i)), append(pl.tis, ti)
+			}
+			if len(pt.reserved) == 0 {
+				continue
+			}
+			for _, i := range pt.reserved[packKey{pi, ti}] {
+				if s.reservations[pt.kinds[i].resv] > 0 {
+					pl.types, pl.tis = append(pl.types, i), append(pl.tis, ti)
+				}
+			}
+		}
+	}
+	*pls = append(l, pl)
+	return &(*pls)[len(*pls)-1]
+}
+
+// sameAlts reports whether two classes' compiled requirements in a pool allow the same types
+// and offerings.
+func sameAlts(a, b []*altInPool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		switch {
+		case a[i] == b[i]:
+		case a[i] == nil || b[i] == nil:
+			return false
+		case a[i].zones != b[i].zones || a[i].cts != b[i].cts || !slices.Equal(a[i].types, b[i].types):
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package solver
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/solver/bound"
@@ -12,20 +13,41 @@ import (
 // count-limited types), the free room of existing nodes as free count-1 types, and the placed
 // pods under their hard constraints only (preferences are dropped, so the floor holds for any
 // plan kube-scheduler would accept).
-func (s *solve) lowerBound() float64 {
-	prob := s.boundProblem()
+func (s *solve) lowerBound() (float64, BoundStats) {
+	prob, keys := s.boundProblemKeyed()
 	if len(prob.Classes) == 0 {
-		return 0
+		return 0, BoundStats{Exact: true}
 	}
 	var opts []bound.Option
 	if s.opts.BoundIterations > 0 {
 		opts = append(opts, bound.MaxIterations(s.opts.BoundIterations))
 	}
-	return bound.Lower(prob, opts...).Value
+	orig := prob.Classes
+	xs, relaxed := relaxations(prob, keys)
+	st := BoundStats{Classes: len(orig)}
+	value := -1.0
+	for i, x := range xs {
+		prob.Classes = relaxed[i]
+		r := bound.Lower(prob, s.lpOptions(s.opts.BoundWork, true, opts...)...)
+		st.Work += r.Work
+		st.Stopped = st.Stopped || r.Stopped
+		if r.Value > value {
+			value = r.Value
+			st.Exact, st.Iterations, st.Rows = r.Exact && x.steps == 0, r.Iterations, len(relaxed[i])
+			st.Relaxation, st.RoundingLoss = x.String(), x.roundingLoss(orig, relaxed[i])
+		}
+	}
+	return value, st
 }
 
 // boundProblem builds the packing problem whose optimum no plan can beat.
 func (s *solve) boundProblem() *bound.Problem {
+	prob, _ := s.boundProblemKeyed()
+	return prob
+}
+
+// boundProblemKeyed is boundProblem with, per class, the key of its type list.
+func (s *solve) boundProblemKeyed() (*bound.Problem, []int) {
 	var prob bound.Problem
 	type key struct{ pool, ti int }
 	regular := map[key]int{}
@@ -59,13 +81,19 @@ func (s *solve) boundProblem() *bound.Problem {
 	}
 	groups := map[*group]int{}
 	merged := map[boundKey]int{}
+	var keys []int
+	// Classes mostly share their type lists: each distinct one is kept once (lists), and
+	// classes are merged by its index.
+	var lists [][]int
+	var types []int
+	seen := make([]bool, len(prob.Types))
 	for _, c := range s.classes {
 		placed := c.placed
 		if placed == 0 {
 			continue
 		}
-		var types []int
-		seen := map[int]bool{}
+		types = types[:0]
+		clear(seen)
 		for pi, p := range s.pools {
 			if p.reason != nil || c.poolReason[pi] != nil && c.poolReason[pi].Kind == ReasonTaint {
 				continue
@@ -113,21 +141,27 @@ func (s *solve) boundProblem() *bound.Problem {
 			}
 		}
 		// Classes that differ only in what the bound ignores (labels, preferences) are one.
-		k := boundKey{demand: c.requests, group: grp, types: fmt.Sprint(types)}
+		li := slices.IndexFunc(lists, func(l []int) bool { return slices.Equal(l, types) })
+		if li < 0 {
+			li = len(lists)
+			lists = append(lists, slices.Clone(types))
+		}
+		k := boundKey{demand: c.requests, group: grp, types: li}
 		if i, ok := merged[k]; ok {
 			prob.Classes[i].Count += placed
 			continue
 		}
 		merged[k] = len(prob.Classes)
-		prob.Classes = append(prob.Classes, bound.Class{Count: placed, Demand: c.requests, Types: types, Group: grp})
+		prob.Classes = append(prob.Classes, bound.Class{Count: placed, Demand: c.requests, Types: lists[li], Group: grp})
+		keys = append(keys, li)
 	}
-	return &prob
+	return &prob, keys
 }
 
 type boundKey struct {
 	demand scheduling.Resources
 	group  int
-	types  string
+	types  int // index of the type list
 }
 
 // hardCompatTarget is compatTarget with the required node affinity only.
@@ -137,4 +171,122 @@ func (s *solve) hardCompatTarget(c *class, t *target) bool {
 	ok := s.checkTarget(c, t)
 	c.active = saved
 	return ok
+}
+
+// maxBoundClasses caps the classes of the bound's LP: beyond it, classes of like shape are
+// merged with their requests rounded down (relaxations).
+const maxBoundClasses = 96
+
+// relaxation is a way of rounding the bound's classes down onto a grid: every request on
+// steps per doubling (gridSteps), or, with only ≥ 0, that resource alone on steps and every
+// other request above gridExact dropped.
+type relaxation struct {
+	steps, only int
+}
+
+func (x relaxation) round(d scheduling.Resources) scheduling.Resources {
+	for i, v := range d {
+		switch {
+		case x.only < 0 || i == x.only:
+			d[i] = roundDown(v, x.steps)
+		case v > gridExact:
+			d[i] = 0
+		}
+	}
+	return d
+}
+
+// String names the relaxation for Plan.Bound.
+func (x relaxation) String() string {
+	if x.steps == 0 {
+		return "exact"
+	}
+	if x.only < 0 {
+		return fmt.Sprintf("requests rounded down, %d steps per doubling", x.steps)
+	}
+	return fmt.Sprintf("%s rounded down, %d steps per doubling; other requests dropped", scheduling.ResourceNameAt(x.only), x.steps)
+}
+
+// relaxations are the problems whose bounds, all valid, the bound takes the best of: the
+// problem itself when it has at most maxBoundClasses classes; else its classes merged with
+// every request rounded down onto the finest grid that leaves at most that many, and, for
+// each resource the pods ask much of, that resource alone on the finest grid that leaves at
+// most that many (a fine grid on the resource that decides the price beats a coarse one on
+// all). Rounding down, or dropping a request, only relaxes the problem.
+func relaxations(prob *bound.Problem, keys []int) ([]relaxation, [][]bound.Class) {
+	if len(prob.Classes) <= maxBoundClasses {
+		return []relaxation{{}}, [][]bound.Class{prob.Classes}
+	}
+	var big [scheduling.NumResources]bool
+	for _, c := range prob.Classes {
+		for i, v := range c.Demand {
+			big[i] = big[i] || v > gridExact
+		}
+	}
+	var xs []relaxation
+	var out [][]bound.Class
+	finest := func(only int) {
+		for _, st := range gridSteps[1:] {
+			x := relaxation{steps: st, only: only}
+			if cls, ok := merge(prob.Classes, keys, x); ok || st == gridSteps[len(gridSteps)-1] {
+				xs, out = append(xs, x), append(out, cls)
+				return
+			}
+		}
+	}
+	finest(-1)
+	for i := range big {
+		if big[i] {
+			finest(i)
+		}
+	}
+	return xs, out
+}
+
+// merge is the classes rounded by x, like ones merged; false when more than maxBoundClasses
+// remain (it stops counting there).
+func merge(classes []bound.Class, keys []int, x relaxation) ([]bound.Class, bool) {
+	type key struct {
+		demand scheduling.Resources
+		group  int
+		types  int
+	}
+	var out []bound.Class
+	index := map[key]int{}
+	for i, c := range classes {
+		k := key{demand: x.round(c.Demand), group: c.Group, types: keys[i]}
+		if j, ok := index[k]; ok {
+			out[j].Count += c.Count
+			continue
+		}
+		if len(out) == maxBoundClasses {
+			return out, false
+		}
+		index[k] = len(out)
+		out = append(out, bound.Class{Count: c.Count, Demand: k.demand, Types: c.Types, Group: c.Group})
+	}
+	return out, true
+}
+
+// roundingLoss is the share of the demand the relaxed classes lost against orig, in the
+// resource the relaxation keeps that lost most.
+func (x relaxation) roundingLoss(orig, relaxed []bound.Class) float64 {
+	var real, kept [scheduling.NumResources]float64
+	for _, c := range orig {
+		for i, d := range c.Demand {
+			real[i] += float64(c.Count) * float64(d)
+		}
+	}
+	for _, c := range relaxed {
+		for i, d := range c.Demand {
+			kept[i] += float64(c.Count) * float64(d)
+		}
+	}
+	loss := 0.0
+	for i := range real {
+		if real[i] > 0 && kept[i] > 0 {
+			loss = max(loss, 1-kept[i]/real[i])
+		}
+	}
+	return loss
 }

@@ -26,6 +26,10 @@ type Plan struct {
 	LowerBound float64
 	// Relaxed counts the pods placed only after dropping a preference.
 	Relaxed int
+	// Guide says what the guided packing did (zero when the plan is first-fit's alone).
+	Guide GuideStats
+	// Bound says how far the proof of LowerBound got (zero with SkipBound).
+	Bound BoundStats
 }
 
 // Placement is a pod placed on an existing node or in-flight claim.

@@ -123,9 +123,13 @@ func (p *Prepared) Solve(pods []*corev1.Pod, opts Options) (*Plan, error) {
 		g := p.instantiate(pods, opts)
 		g.guided = true
 		g.run()
+		g.guideStats.Price = g.price()
 		if len(g.unschedulable) < len(s.unschedulable) ||
 			len(g.unschedulable) == len(s.unschedulable) && g.price() < s.price()-1e-9 {
+			g.guideStats.Won = true
 			s = g
+		} else {
+			s.guideStats = g.guideStats
 		}
 	}
 	return s.plan(), nil

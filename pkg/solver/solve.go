@@ -19,6 +19,19 @@ type Options struct {
 	SkipBound bool
 	// BoundIterations caps the column generation of the lower bound (0: the bound package's default).
 	BoundIterations int
+	// BoundWork caps the work of the lower bound's LPs (bound.Work; 0: no cap). The bound stays
+	// valid when the cap stops it, only looser; Plan.Bound says whether it did.
+	BoundWork int64
+	// GuideWork caps the work of the guided packing's LP (bound.Work; 0: proportional to the
+	// first-fit solve's work, see budget.go; < 0: no cap).
+	GuideWork int64
+	// Deadline, if not nil, is asked between the LPs' rounds and pivots (guide and bound); once
+	// it returns true they stop and the solve goes on with what they have. Only a driver
+	// supplies it (the core reads no clock); a solve with a Deadline that fires is no longer
+	// reproducible.
+	Deadline func() bool
+	// BoundDeadline is Deadline for the lower bound's LPs alone (tenon plan's --bound-budget).
+	BoundDeadline func() bool
 	// MaxInstanceTypes caps the options of each new claim (0: MaxInstanceTypes).
 	MaxInstanceTypes int
 	// ExcludeNodes lists nodes to treat as gone (the disruption loop's candidates).
@@ -93,6 +106,7 @@ type solve struct {
 	placements    []Placement
 	unschedulable []Unschedulable
 	relaxed       int
+	guideStats    GuideStats
 }
 
 type daemon struct {

@@ -47,6 +47,8 @@ type Result struct {
 	Iterations    int     // column-generation rounds, all LPs together
 	Columns       int     // columns (node fillings and patterns) generated, all LPs together
 	Exact         bool    // the configuration LP was solved to proven optimality (in every part)
+	Work          int64   // the work spent (see Work)
+	Stopped       bool    // the work budget ran out, or Stop said so, before the LPs finished
 
 	// With WithPatterns: the configuration LP's primal solution, the patterns with positive
 	// multiplicity in the last master solved (in every part), by Multiplicity (largest first),
@@ -74,7 +76,33 @@ type config struct {
 	smooth        float64
 	configuration bool
 	patterns      bool
+	work          int64       // the work budget, ≤ 0: none (see Work)
+	stop          func() bool // nil: never
+	spent         int64       // work done so far, all LPs together
+	stopped       bool        // the budget ran out or stop said so
 }
+
+// over reports whether the budget is spent (or stop said so); once true it stays true, and
+// stop is not asked again.
+func (c *config) over() bool {
+	if !c.stopped && (c.work > 0 && c.spent >= c.work || c.stop != nil && c.stop()) {
+		c.stopped = true
+	}
+	return c.stopped
+}
+
+// Work caps the work of the LPs: column generation stops at the first round that finds the
+// budget spent, and so does a master's simplex, between pivots. Work counts the master's pivots,
+// each weighted by its rows squared (the dense basis update it costs), plus the classes of every
+// knapsack priced. Every bound stays valid (certificates hold at any prices); it is only weaker,
+// and Patterns may be empty if the masters could not yet cover the demand. Result.Stopped says
+// whether the budget ran out.
+func Work(n int64) Option { return func(c *config) { c.work = n } }
+
+// Stop is asked between rounds and pivots, as Work is counted; once it returns true the LPs stop
+// as if their work budget had run out. It is how a driver bounds the LPs by wall-clock time: the
+// package reads no clock itself, and with Stop nil (or never true) Lower is deterministic.
+func Stop(f func() bool) Option { return func(c *config) { c.stop = f } }
 
 // MaxIterations caps the column-generation rounds of the configuration LP (default 20, or 40
 // with WithPatterns). A smaller cap gives a weaker, still valid, bound. The fractional LPs price
@@ -158,6 +186,7 @@ func Lower(p *Problem, opts ...Option) Result {
 	// something).
 	r.Trivial = max(r.Trivial, safe(in.anyNode))
 	r.Value = max(r.Value, r.Trivial)
+	r.Work, r.Stopped = cfg.spent, cfg.stopped
 	return r
 }
 

@@ -35,6 +35,7 @@ type cand struct {
 // whatever bases it kept from an earlier LP); seed adds the starting columns (see seed).
 func newColgen(in *instance, cfg *config, lp *nodeLP, top int8, seed bool) *colgen {
 	ms, limitRow := newMaster(in)
+	ms.cfg = cfg
 	bounded := lp.bounded
 	cg := &colgen{
 		in: in, cfg: cfg, ms: ms, limitRow: limitRow,

@@ -147,6 +147,7 @@ func configuration(in *instance, cfg *config, cov, bcov coverResult) configResul
 	// out/outSigma, and returns the pattern's value ratio (0 if it does not improve).
 	price := func(t int) float64 {
 		kn.load(t, cg.pi)
+		cfg.spent += int64(kn.n)
 		if kn.n == 0 {
 			cert.set(t, 0, 2)
 			return 0
@@ -169,8 +170,8 @@ func configuration(in *instance, cfg *config, cov, bcov coverResult) configResul
 	// master still needs an artificial column (its columns cannot yet cover the demand within
 	// the types' limits).
 	more := func() bool {
-		return res.rounds < cfg.maxIterations ||
-			cfg.patterns && res.rounds < 2*cfg.maxIterations && cg.ms.artificial()
+		return !cfg.over() && (res.rounds < cfg.maxIterations ||
+			cfg.patterns && res.rounds < 2*cfg.maxIterations && cg.ms.artificial())
 	}
 	for more() {
 		cg.flush()
@@ -208,7 +209,7 @@ func configuration(in *instance, cfg *config, cov, bcov coverResult) configResul
 			break
 		}
 	}
-	if !res.exact && len(cg.cands) > 0 {
+	if !res.exact && len(cg.cands) > 0 && !cfg.over() {
 		// The cap stopped the loop before the last prices were certified. The working set
 		// priced only some types at them, so every type starts over from its quick bound.
 		res.value = max(res.value, certifyAt(cg.pi, nil))

@@ -66,6 +66,7 @@ func fractional(in *instance, cfg *config, bounded bool, seed []fill, start []fl
 	pass := 0  // counts the calls of priceAll, each at one cg.pi
 	stamp := make([]int, in.nT)
 	price := func(t int) float64 {
+		cfg.spent += int64(in.tOff[t+1] - in.tOff[t])
 		lp.solveNear(t, cg.pi, last)
 		last = t
 		cert.set(t, lp.bound(), 1)
@@ -93,7 +94,7 @@ func fractional(in *instance, cfg *config, bounded bool, seed []fill, start []fl
 		ws.price(cg, undominated, price)
 	}
 	res := coverResult{pi: cg.pi, lp: lp}
-	for ; res.rounds < fractionalRounds; res.rounds++ {
+	for ; res.rounds < fractionalRounds && !cfg.over(); res.rounds++ {
 		cg.ms.solve()
 		cg.ms.prices(out, outSigma)
 		if center == nil {

@@ -38,6 +38,7 @@ type master struct {
 	tol    float64
 	big    float64 // the cost of the artificial columns, raised while optima use them
 	bigMax float64
+	cfg    *config // the work budget, charged per pivot (nil: none)
 }
 
 // newMaster builds the master for the instance with its surplus, artificial and slack columns.
@@ -99,6 +100,11 @@ func (ms *master) solve() {
 	raised := false // at most once a solve: column generation may yet make the artificials idle
 	ms.duals()
 	for it := 0; it < limit; it++ {
+		if ms.cfg != nil {
+			if ms.cfg.spent += int64(m) * int64(m); ms.cfg.over() {
+				return
+			}
+		}
 		obj := ms.objective()
 		if obj < best-ms.tol {
 			best, stall = obj, 0

@@ -1,0 +1,118 @@
+package solver
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// TestGuideMergesDistinctShapes: with every pod a shape of its own, the guide's LP gets at most
+// maxGuideClasses rows (one per pod took minutes at 200 pods), and its plan is valid and no
+// dearer than first-fit's.
+func TestGuideMergesDistinctShapes(t *testing.T) {
+	snap := &Snapshot{NodePools: distinctPools(t, "web"), Pods: distinctPods("web", 300, 3)}
+	plan, err := Solve(snap, Options{SkipBound: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := plan.Guide
+	if g.Classes != 300 || g.Rows == 0 || g.Rows > maxGuideClasses || g.GridSteps == 0 {
+		t.Fatalf("guide stats %+v: want 300 classes in 1..%d rows on a grid", g, maxGuideClasses)
+	}
+	if err := Verify(snap, plan); err != nil {
+		t.Fatal(err)
+	}
+	ffd, _ := Solve(snap, Options{SkipBound: true, NoGuide: true})
+	if plan.Price > ffd.Price+1e-9 {
+		t.Fatalf("guided %.4f dearer than first-fit %.4f", plan.Price, ffd.Price)
+	}
+}
+
+// TestBoundMergesDistinctShapes: the bound's LP on distinct shapes has at most maxBoundClasses
+// rows, with requests rounded down, and stays below the plan.
+func TestBoundMergesDistinctShapes(t *testing.T) {
+	snap := &Snapshot{NodePools: distinctPools(t, "web"), Pods: distinctPods("web", 300, 3)}
+	plan := solveOK(t, snap)
+	b := plan.Bound
+	if b.Classes != 300 || b.Rows == 0 || b.Rows > maxBoundClasses || b.Relaxation == "exact" {
+		t.Fatalf("bound stats %+v: want 300 classes in 1..%d rows, relaxed", b, maxBoundClasses)
+	}
+	if plan.LowerBound <= 0 || plan.LowerBound > plan.Price {
+		t.Fatalf("bound %.4f, price %.4f", plan.LowerBound, plan.Price)
+	}
+}
+
+// TestDeadlineStopsTheLPs: a Deadline already passed stops the guide's and the bound's LPs at
+// once; the plan is still valid, first-fit's at worst, and says the bound was cut short.
+func TestDeadlineStopsTheLPs(t *testing.T) {
+	snap := &Snapshot{NodePools: distinctPools(t, "web"), Pods: distinctPods("web", 200, 4)}
+	plan, err := Solve(snap, Options{Deadline: func() bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(snap, plan); err != nil {
+		t.Fatal(err)
+	}
+	if !plan.Bound.Stopped || !plan.Guide.Stopped {
+		t.Fatalf("bound %+v, guide %+v: want both stopped", plan.Bound, plan.Guide)
+	}
+	ffd, _ := Solve(snap, Options{SkipBound: true, NoGuide: true})
+	if plan.Price > ffd.Price+1e-9 || plan.LowerBound > plan.Price {
+		t.Fatalf("price %.4f (first-fit %.4f), bound %.4f", plan.Price, ffd.Price, plan.LowerBound)
+	}
+}
+
+// TestPropertyGuideBudgetNeverWorseThanFirstFit: whatever the guide's work budget, the plan is
+// valid and costs no more than first-fit's (nor leaves more pods unschedulable).
+func TestPropertyGuideBudgetNeverWorseThanFirstFit(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		snap := drawSnapshot(t)
+		work := rapid.OneOf(rapid.Just(int64(-1)), rapid.Int64Range(1, 1<<20)).Draw(t, "work")
+		plan, err := Solve(snap, Options{SkipBound: true, GuideWork: work})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Verify(snap, plan); err != nil {
+			t.Fatalf("invalid plan: %v\n%s", err, describe(plan))
+		}
+		ffd, _ := Solve(snap, Options{SkipBound: true, NoGuide: true})
+		if len(plan.Unschedulable) > len(ffd.Unschedulable) ||
+			len(plan.Unschedulable) == len(ffd.Unschedulable) && plan.Price > ffd.Price+1e-9 {
+			t.Fatalf("budget %d: %.4f with %d unschedulable, first-fit %.4f with %d", work,
+				plan.Price, len(plan.Unschedulable), ffd.Price, len(ffd.Unschedulable))
+		}
+	})
+}
+
+// TestGridRounding: rounding up never goes below a request, rounding down never above, and
+// small counts stay exact.
+func TestGridRounding(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		v := r.Int64N(1 << 40)
+		for _, st := range gridSteps {
+			up, down := roundUp(v, st), roundDown(v, st)
+			if up < v || down > v || down < 0 || v <= gridExact && (up != v || down != v) {
+				t.Fatalf("v %d steps %d: up %d down %d", v, st, up, down)
+			}
+			if st > 0 && v > gridExact && float64(up) > float64(v)*(1+1.0/float64(st))+1 {
+				t.Fatalf("v %d steps %d: up %d is off the grid", v, st, up)
+			}
+		}
+	}
+}
+
+// TestBoundDeadlineStopsOnlyTheBound: BoundDeadline cuts the bound short and leaves the plan
+// as it would be without it.
+func TestBoundDeadlineStopsOnlyTheBound(t *testing.T) {
+	snap := &Snapshot{NodePools: distinctPools(t, "web"), Pods: distinctPods("web", 200, 4)}
+	plan, err := Solve(snap, Options{BoundDeadline: func() bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	free, _ := Solve(snap, Options{SkipBound: true})
+	if !plan.Bound.Stopped || plan.Guide != free.Guide || plan.Price != free.Price || plan.LowerBound > plan.Price {
+		t.Fatalf("bound %+v, guide %+v, price %.4f (without %.4f), bound %.4f", plan.Bound, plan.Guide, plan.Price, free.Price, plan.LowerBound)
+	}
+}
