@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/tenon-sh/tenon/internal/recovery"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/cloud"
 )
 
@@ -50,7 +51,13 @@ func (k *Kubelet) NeedLeaderElection() bool { return true }
 func (k *Kubelet) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("simulated-kubelet")
 	for {
-		next, err := k.Pass(ctx)
+		var next time.Time
+		// A pass that panics is retried soon, like one that failed.
+		err := recovery.Guard(logger, "simulated-kubelet", func() error {
+			var err error
+			next, err = k.Pass(ctx)
+			return err
+		})
 		wait := k.Resync
 		if wait <= 0 {
 			wait = DefaultResync

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/tenon-sh/tenon/internal/recovery"
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 )
@@ -73,7 +74,8 @@ func (p *Provider) SetupWithManager(mgr ctrl.Manager) error {
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("simnodeclass").
 		For(&simv1alpha1.SimNodeClass{}).
-		Complete(p.NodeClassReconciler())
+		Complete(recovery.Reconciler("simnodeclass", mgr.GetClient(), mgr.GetEventRecorderFor("simnodeclass"), //nolint:staticcheck // as the other controllers record
+			func() client.Object { return &simv1alpha1.SimNodeClass{} }, p.NodeClassReconciler()))
 	if err != nil {
 		return err
 	}
