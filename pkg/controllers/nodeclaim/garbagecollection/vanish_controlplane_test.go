@@ -3,7 +3,6 @@ package garbagecollection_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,8 +16,9 @@ import (
 
 // TestVanishedInstanceIsCollected deletes the SimInstance of a Ready claim by hand, as an
 // instance terminated outside tenon: the provider reports the instance gone at once, its Node
-// goes, and garbage collection deletes the claim within a few of its (300ms) passes, instead
-// of the Node and claim staying Ready until the instance next changes state.
+// goes, and garbage collection deletes the claim at one of its next (300ms) passes, instead of
+// the Node and claim staying Ready until the instance next changes state (a running instance:
+// never).
 func TestVanishedInstanceIsCollected(t *testing.T) {
 	e := ctrltest.Start(t)
 	m := e.StartManager(t, ctrltest.FastOptions())
@@ -31,7 +31,6 @@ func TestVanishedInstanceIsCollected(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	deleted := time.Now()
 	if err := e.Client.Delete(context.Background(), &simv1alpha1.SimInstance{ObjectMeta: metav1.ObjectMeta{Name: id}}); err != nil {
 		t.Fatal(err)
 	}
@@ -41,9 +40,6 @@ func TestVanishedInstanceIsCollected(t *testing.T) {
 	})
 	e.WaitGone(t, "", node, &corev1.Node{})
 	e.WaitGone(t, "", "hand-deleted", &apisv1.NodeClaim{})
-	if took := time.Since(deleted); took > 15*time.Second {
-		t.Errorf("the claim of a vanished instance took %v to go; garbage collection passes every 300ms", took)
-	}
 }
 
 func errString(err error) string {
