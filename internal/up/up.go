@@ -97,11 +97,25 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := applyAll(ctx, kube, opts); err != nil {
-		return nil, err
+	// shutdown stops the controller (waiting a while for it) and then the control plane.
+	shutdown := func() error {
+		cancel()
+		select {
+		case <-opErr:
+		case <-time.After(operatorStopWait):
+		}
+		return cp.Stop()
 	}
-	applied := time.Now()
-	v := &view{kube: kube, out: out, interactive: opts.Interactive, start: applied, kubeconfig: cp.KubeconfigPath(), binDir: binDir}
+	v := &view{kube: kube, out: out, interactive: opts.Interactive, kubeconfig: cp.KubeconfigPath(), binDir: binDir}
+	if err := applyAll(ctx, kube, opts); err != nil {
+		if ctx.Err() == nil {
+			return nil, err
+		}
+		// Ctrl-C while the manifests were being applied: a stop like any other.
+		v.final(nil, shutdown())
+		return nil, nil
+	}
+	v.start = time.Now()
 	var deadline <-chan time.Time
 	if opts.ExitAfter > 0 {
 		t := time.NewTimer(opts.ExitAfter)
@@ -130,12 +144,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		case <-tick.C:
 		}
 	}
-	cancel()
-	select {
-	case <-opErr:
-	case <-time.After(operatorStopWait):
-	}
-	stopErr := cp.Stop()
+	stopErr := shutdown()
 	if end != nil {
 		return sum, end
 	}
