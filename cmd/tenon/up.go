@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -40,7 +43,7 @@ printed so that kubectl get nodepools,nodeclaims,nodes works, until Ctrl-C or --
 			opts.Out = cmd.OutOrStdout()
 			opts.Interactive = term.IsTerminal(int(os.Stdout.Fd()))
 			fmt.Fprintf(opts.Out, "tenon up: controller logs go to %s\n", logFile)
-			sum, err := up.Run(ctrl.SetupSignalHandler(), opts)
+			sum, err := up.Run(upSignals(), opts)
 			if err != nil {
 				return err
 			}
@@ -56,4 +59,15 @@ printed so that kubectl get nodepools,nodeclaims,nodes works, until Ctrl-C or --
 	cmd.Flags().StringVar(&logFile, "log-file", "", "where the controller's logs go (default: a file in the temp directory)")
 	cmd.Flags().DurationVar(&opts.Operator.Provisioning.BatchIdle, "batch-idle-duration", 0, "provisioning batch idle window (default 1s)")
 	return cmd
+}
+
+// upSignals returns a context that ends at the first SIGINT or SIGTERM; later ones are
+// swallowed, so that a second Ctrl-C does not exit before the control plane's directory is
+// removed (that takes well under a second). SIGPIPE is ignored: when the reader of a piped
+// stdout goes away (tee, killed by the same Ctrl-C), writes fail with EPIPE instead of killing
+// the process in the middle of its shutdown.
+func upSignals() context.Context {
+	signal.Ignore(syscall.SIGPIPE)
+	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM) //nolint:govet // for the life of the process
+	return ctx
 }

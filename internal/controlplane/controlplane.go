@@ -114,6 +114,15 @@ func prepare(opts Options) (*ControlPlane, string, error) {
 		}
 		c.workDir, c.ownsWorkDir = d, true
 	}
+	// It holds etcd's data and the cluster's private keys: for this user only, whatever the
+	// umask or the mode of a directory the caller gave.
+	if err := os.MkdirAll(c.workDir, 0o700); err != nil {
+		return nil, "", err
+	}
+	if err := os.Chmod(c.workDir, 0o700); err != nil {
+		_ = c.Stop()
+		return nil, "", err
+	}
 	if err := c.writeCredentials(); err != nil {
 		_ = c.Stop()
 		return nil, "", err

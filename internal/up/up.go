@@ -70,8 +70,12 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer cp.Stop()
+	// Stopped before anything is printed at the end: a reader of our output that went away
+	// (a pipe closed by the same Ctrl-C) must not keep the control plane's directory (etcd's data
+	// and the cluster's private keys) on disk.
+	defer func() { _ = cp.Stop() }()
 	fmt.Fprintf(out, "Control plane ready in %s at %s\n", time.Since(start).Round(100*time.Millisecond), cp.APIServerURL())
+	fmt.Fprintf(out, "Kubeconfig: %s (kubectl is in %s)\n", cp.KubeconfigPath(), binDir)
 
 	opts.Operator.LeaderElection = false
 	if opts.Operator.MetricsAddr == "" {
@@ -93,11 +97,25 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := applyAll(ctx, kube, opts); err != nil {
-		return nil, err
+	// shutdown stops the controller (waiting a while for it) and then the control plane.
+	shutdown := func() error {
+		cancel()
+		select {
+		case <-opErr:
+		case <-time.After(operatorStopWait):
+		}
+		return cp.Stop()
 	}
-	applied := time.Now()
-	v := &view{kube: kube, out: out, interactive: opts.Interactive, start: applied, kubeconfig: cp.KubeconfigPath(), binDir: binDir}
+	v := &view{kube: kube, out: out, interactive: opts.Interactive, kubeconfig: cp.KubeconfigPath(), binDir: binDir}
+	if err := applyAll(ctx, kube, opts); err != nil {
+		if ctx.Err() == nil {
+			return nil, err
+		}
+		// Ctrl-C while the manifests were being applied: a stop like any other.
+		v.final(nil, shutdown())
+		return nil, nil
+	}
+	v.start = time.Now()
 	var deadline <-chan time.Time
 	if opts.ExitAfter > 0 {
 		t := time.NewTimer(opts.ExitAfter)
@@ -107,24 +125,46 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	var sum *Summary
-	for {
+	var end error
+	for done := false; !done; {
 		s, err := v.refresh(ctx)
 		if err == nil {
 			sum = s
 		}
 		select {
 		case <-ctx.Done():
-			v.final(sum)
-			return sum, nil
+			done = true
 		case <-deadline:
-			v.final(sum)
-			return sum, nil
+			done = true
 		case err := <-opErr:
-			return sum, fmt.Errorf("the controller stopped: %w", err)
+			end, done = controllerEnded(ctx.Err(), err), true
+			opErr <- err // for the wait below
 		case <-cp.Done():
 			return sum, fmt.Errorf("the control plane stopped: %w\n%s", cp.Err(), cp.LogTails(20))
 		case <-tick.C:
 		}
+	}
+	stopErr := shutdown()
+	if end != nil {
+		return sum, end
+	}
+	v.final(sum, stopErr)
+	return sum, nil
+}
+
+// operatorStopWait bounds the wait for the controller to stop before the control plane is.
+const operatorStopWait = 10 * time.Second
+
+// controllerEnded is the error of a run whose controller returned err: none when the run was
+// asked to stop (ctxErr set), since a controller asked to stop returning is a clean stop.
+func controllerEnded(ctxErr, err error) error {
+	switch {
+	case ctxErr != nil:
+		return nil
+	case err == nil:
+		return errors.New("the controller stopped by itself")
+	default:
+		return fmt.Errorf("the controller stopped: %w", err)
 	}
 }
 

@@ -136,11 +136,15 @@ func progress(done, total, width int) string {
 	return "[" + strings.Repeat("█", n) + strings.Repeat("·", width-n) + "]"
 }
 
-// final prints how to reach the cluster.
-func (v *view) final(s *Summary) {
-	if s == nil {
+// final prints what the run ended with, once the control plane is stopped (stopErr is what
+// stopping it returned).
+func (v *view) final(s *Summary, stopErr error) {
+	if s != nil {
+		fmt.Fprintf(v.out, "\n%d/%d pods running on %d nodes for $%.4f/h.\n", s.Running, s.Pods, s.Nodes, s.PricePerHour)
+	}
+	if stopErr != nil {
+		fmt.Fprintf(v.out, "The control plane stopped, but removing its directory failed: %v\n", stopErr)
 		return
 	}
-	fmt.Fprintf(v.out, "\n%d/%d pods running on %d nodes for $%.4f/h.\n", s.Running, s.Pods, s.Nodes, s.PricePerHour)
-	fmt.Fprintf(v.out, "Kubeconfig: %s (kubectl is in %s)\n", v.kubeconfig, v.binDir)
+	fmt.Fprintln(v.out, "The control plane stopped and its directory was removed.")
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -88,7 +89,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
 		LeaseDuration:           &lease,
 		RenewDeadline:           &renew,
-		Controller:              config.Controller{SkipNameValidation: &opts.AllowRepeatedControllers},
+		// Reconcilers also recover their own panics (internal/recovery), with an event and
+		// tenon_controller_panics_total; this is the net under that.
+		Controller: config.Controller{SkipNameValidation: &opts.AllowRepeatedControllers, RecoverPanic: ptr.To(true)},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)

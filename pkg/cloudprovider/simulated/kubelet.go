@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/tenon-sh/tenon/internal/recovery"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/cloud"
 )
 
@@ -29,8 +30,10 @@ const retryAfter = 250 * time.Millisecond
 // with what it has written, so passes can be repeated and a restart loses nothing.
 //
 // A Node is registered once: one deleted while its instance runs is not registered again.
-// Deleting a SimInstance by hand makes its instance vanish at its next change of state (boot,
-// termination, interruption): the Kubelet deletes its Node and the model forgets it.
+// Deleting a SimInstance by hand makes its instance vanish, as an instance terminated outside
+// tenon would: with SetupWithManager the deletion is watched and wakes the Kubelet, which
+// deletes the Node, and the model forgets the instance (Get and List report it gone, so garbage
+// collection deletes its NodeClaim); without it, at the instance's next change of state.
 type Kubelet struct {
 	p *Provider
 	// Resync bounds the wait between passes (default DefaultResync).
@@ -50,7 +53,13 @@ func (k *Kubelet) NeedLeaderElection() bool { return true }
 func (k *Kubelet) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("simulated-kubelet")
 	for {
-		next, err := k.Pass(ctx)
+		var next time.Time
+		// A pass that panics is retried soon, like one that failed.
+		err := recovery.Guard(logger, "simulated-kubelet", func() error {
+			var err error
+			next, err = k.Pass(ctx)
+			return err
+		})
 		wait := k.Resync
 		if wait <= 0 {
 			wait = DefaultResync
@@ -114,6 +123,9 @@ func (k *Kubelet) Pass(ctx context.Context) (time.Time, error) {
 // written back.
 func (k *Kubelet) reconcile(ctx context.Context, inst cloud.Instance, m instanceMeta, now time.Time) error {
 	p := k.p
+	if m.recordGone && inst.State != cloud.Terminated {
+		return k.vanish(ctx, inst.ID)
+	}
 	var err error
 	if inst.State == cloud.Running && !now.Before(inst.RegisteredAt) && !m.nodeCreated {
 		if err = p.registerNode(ctx, inst, &m); err == nil {

@@ -3,14 +3,17 @@ package simulated
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/tenon-sh/tenon/internal/recovery"
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 )
@@ -73,9 +76,30 @@ func (p *Provider) SetupWithManager(mgr ctrl.Manager) error {
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("simnodeclass").
 		For(&simv1alpha1.SimNodeClass{}).
-		Complete(p.NodeClassReconciler())
+		Complete(recovery.Reconciler("simnodeclass", mgr.GetClient(), mgr.GetEventRecorderFor("simnodeclass"), //nolint:staticcheck // as the other controllers record
+			func() client.Object { return &simv1alpha1.SimNodeClass{} }, p.NodeClassReconciler()))
 	if err != nil {
 		return err
 	}
+	if err := p.watchRecords(mgr); err != nil {
+		return err
+	}
 	return mgr.Add(p.Kubelet())
+}
+
+// watchRecords tells the provider when a SimInstance is deleted.
+func (p *Provider) watchRecords(mgr ctrl.Manager) error {
+	inf, err := mgr.GetCache().GetInformer(context.Background(), &simv1alpha1.SimInstance{})
+	if err != nil {
+		return fmt.Errorf("watching SimInstances: %w", err)
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
+		if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		if o, ok := obj.(client.Object); ok {
+			p.recordDeleted(o.GetName())
+		}
+	}})
+	return err
 }

@@ -79,6 +79,9 @@ type instanceMeta struct {
 	nodeCreated    bool
 	devicesChecked bool
 	nodeDeleted    bool
+	// recordGone is set when the SimInstance was seen deleted (by hand, or by the Kubelet
+	// itself once the instance terminated): the Kubelet's next pass makes a live instance vanish.
+	recordGone bool
 }
 
 var (
@@ -132,6 +135,18 @@ func (p *Provider) NodeClasses() []schema.GroupKind { return NodeClasses }
 // now reads the clock, truncated to the microsecond precision the SimInstance objects keep, so
 // that what is persisted and what the model holds are the same instants.
 func (p *Provider) now() time.Time { return p.clock().Truncate(time.Microsecond) }
+
+// recordDeleted notes that the SimInstance called id was deleted and wakes the Kubelet, which
+// makes the instance vanish as a cloud instance terminated behind tenon's back would: its Node
+// goes, and Get and List stop returning it.
+func (p *Provider) recordDeleted(id string) {
+	p.mu.Lock()
+	if m := p.meta[id]; m != nil && m.recorded {
+		m.recordGone = true
+	}
+	p.mu.Unlock()
+	p.poke()
+}
 
 // poke wakes the Kubelet.
 func (p *Provider) poke() {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tenon-sh/tenon/internal/recovery"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/kube"
 	"github.com/tenon-sh/tenon/pkg/disruption"
@@ -54,6 +55,22 @@ type execution struct {
 func (c *Controller) run(ctx context.Context, ex *execution) {
 	res := CommandResult{Command: ex.cmd, Decided: ex.decided}
 	defer func() { c.finish(ex, res) }()
+	// A command runs on a goroutine of its own: a panic in it fails the command (rolled back,
+	// its nodes backing off) instead of the process. Deferred after finish, so it runs first.
+	defer func() {
+		if r := recover(); r != nil {
+			perr := recovery.Recovered(c.log, ControllerName+".command", r)
+			res.Result, res.Err = ResultFailed, perr
+			if ex.view == nil {
+				return // it panicked before it changed anything
+			}
+			_ = recovery.Guard(c.log, ControllerName+".command", func() error { // logged there
+				c.event(ex, corev1.EventTypeWarning, recovery.EventPanic, "The disruption command was stopped after a panic: %v", r)
+				c.rollback(ctx, ex, perr)
+				return nil
+			})
+		}
+	}()
 	fail := func(err error) {
 		res.Err = err
 		if ctx.Err() != nil {

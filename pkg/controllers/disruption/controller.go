@@ -2,6 +2,7 @@ package disruption
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/tenon-sh/tenon/internal/recovery"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/solverinput"
@@ -136,7 +138,7 @@ func (c *Controller) Start(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C():
-			c.Pass(ctx)
+			c.guardedPass(ctx)
 		case <-orphans.C():
 			if err := c.CleanupOrphanTaints(ctx); err != nil {
 				c.log.Error(err, "removing orphaned disrupted taints; trying again at the next interval")
@@ -197,6 +199,22 @@ func (c *Controller) Pass(ctx context.Context) PassResult {
 	res.Running = c.Running()
 	c.notifyPass(res)
 	return res
+}
+
+// ControllerName names the disruption loop in logs, metrics and events.
+const ControllerName = "disruption"
+
+// guardedPass runs a pass; one that panics is skipped (see package recovery), with a
+// ControllerPanic event on every NodePool, and the next pass runs on schedule.
+func (c *Controller) guardedPass(ctx context.Context) {
+	err := recovery.Guard(c.log, ControllerName, func() error {
+		c.Pass(ctx)
+		return nil
+	})
+	var perr *recovery.PanicError
+	if errors.As(err, &perr) {
+		recovery.Record(c.deps.Recorder, perr, c.deps.Cluster.NodePools()...)
+	}
 }
 
 func (c *Controller) notifyPass(res PassResult) {

@@ -8,6 +8,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/tenon-sh/tenon/internal/recovery"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/index"
 	"github.com/tenon-sh/tenon/pkg/events"
@@ -169,7 +170,13 @@ func (c *Controller) process(ctx context.Context, m cloudprovider.InterruptionMe
 		Received.WithLabelValues(kind).Inc()
 	}
 
-	action, err := c.handle(ctx, m)
+	// A panic while handling the message fails it like an error: it is delivered again later.
+	var action string
+	err := recovery.Guard(c.deps.Log, ControllerName, func() error {
+		var err error
+		action, err = c.handle(ctx, m)
+		return err
+	})
 	if err == nil {
 		if derr := c.deps.Queue.Done(ctx, m.ID); derr != nil {
 			err = fmt.Errorf("acknowledging the message: %w", derr)

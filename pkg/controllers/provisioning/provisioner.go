@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/tenon-sh/tenon/internal/recovery"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/solverinput"
@@ -142,15 +143,41 @@ func (p *Provisioner) Register(ctx context.Context, informers cache.Informers) e
 	return nil
 }
 
+// ControllerName names the provisioning loop in logs, metrics and events.
+const ControllerName = "provisioning"
+
 // Start provisions batch after batch until ctx ends. Pods pending when it starts get a batch.
+// A batch that panics is skipped (see package recovery): a ControllerPanic event goes to every
+// NodePool, and another batch is triggered BatchMax later for the pods it left pending.
 func (p *Provisioner) Start(ctx context.Context) error {
 	p.Trigger()
 	for p.batcher.Wait(ctx) {
-		if _, err := p.Schedule(ctx); err != nil && ctx.Err() == nil {
+		err := recovery.Guard(p.log, ControllerName, func() error {
+			_, err := p.Schedule(ctx)
+			return err
+		})
+		var perr *recovery.PanicError
+		if errors.As(err, &perr) {
+			recovery.Record(p.recorder, perr, p.cluster.NodePools()...)
+			p.retryLater(ctx)
+			continue
+		}
+		if err != nil && ctx.Err() == nil {
 			p.log.Error(err, "provisioning failed")
 		}
 	}
 	return nil
+}
+
+// retryLater triggers a batch BatchMax from now, unless ctx ends first.
+func (p *Provisioner) retryLater(ctx context.Context) {
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-p.clock.After(p.opts.BatchMax):
+			p.Trigger()
+		}
+	}()
 }
 
 // Result summarizes one batch.
@@ -233,18 +260,17 @@ func (p *Provisioner) createClaims(ctx context.Context, plan *solver.Plan, pools
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				c := plan.Claims[i]
-				nc := snapshot.NodeClaim(c, pools[c.NodePool])
-				if err := p.kube.Create(ctx, nc); err != nil {
-					errs[i] = fmt.Errorf("creating a nodeclaim of nodepool %s: %w", c.NodePool, err)
-					continue
-				}
-				out[i] = nc
-				p.cluster.UpdateNodeClaim(nc)
-				p.cluster.Nominate(nc.Name)
-				nodeClaimsCreated.WithLabelValues(c.NodePool).Inc()
-				for _, pod := range c.Pods {
-					p.recorder.Eventf(pod, corev1.EventTypeNormal, EventNominated, "Pod should schedule on: nodeclaim/%s", nc.Name)
+				// A worker is a goroutine of its own: a panic here would escape Start's guard.
+				errs[i] = recovery.Guard(p.log, ControllerName, func() error {
+					var err error
+					out[i], err = p.createClaim(ctx, plan.Claims[i], pools)
+					return err
+				})
+				var perr *recovery.PanicError
+				if errors.As(errs[i], &perr) {
+					if np := pools[plan.Claims[i].NodePool]; np != nil {
+						recovery.Record(p.recorder, perr, np)
+					}
 				}
 			}
 		}()
@@ -261,4 +287,19 @@ func (p *Provisioner) createClaims(ctx context.Context, plan *solver.Plan, pools
 		}
 	}
 	return created, errors.Join(errs...)
+}
+
+// createClaim creates one NodeClaim of the plan and nominates it for its pods.
+func (p *Provisioner) createClaim(ctx context.Context, c *solver.Claim, pools map[string]*apisv1.NodePool) (*apisv1.NodeClaim, error) {
+	nc := snapshot.NodeClaim(c, pools[c.NodePool])
+	if err := p.kube.Create(ctx, nc); err != nil {
+		return nil, fmt.Errorf("creating a nodeclaim of nodepool %s: %w", c.NodePool, err)
+	}
+	p.cluster.UpdateNodeClaim(nc)
+	p.cluster.Nominate(nc.Name)
+	nodeClaimsCreated.WithLabelValues(c.NodePool).Inc()
+	for _, pod := range c.Pods {
+		p.recorder.Eventf(pod, corev1.EventTypeNormal, EventNominated, "Pod should schedule on: nodeclaim/%s", nc.Name)
+	}
+	return nc, nil
 }

@@ -104,7 +104,7 @@ func (e *Env) StartManager(t *testing.T, opts Options) *Manager {
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// Controller names are registered process-wide; a test may run several managers.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true), RecoverPanic: ptr.To(true)},
 	})
 	if err != nil {
 		t.Fatal(err)

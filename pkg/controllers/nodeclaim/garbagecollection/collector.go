@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/tenon-sh/tenon/internal/recovery"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/index"
@@ -120,7 +121,8 @@ func (c *Collector) Start(ctx context.Context) error {
 			return nil
 		case <-c.deps.Clock.After(c.opts.Interval):
 		}
-		if err := c.Collect(ctx); err != nil && ctx.Err() == nil {
+		// A pass that panics is skipped like one that failed; the next runs on schedule.
+		if err := recovery.Guard(logger, ControllerName, func() error { return c.Collect(ctx) }); err != nil && ctx.Err() == nil {
 			logger.Error(err, "garbage collection pass failed")
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/tenon-sh/tenon/internal/recovery"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/index"
@@ -73,14 +74,14 @@ func Register(mgr manager.Manager, deps Deps, opts Options) error {
 		Named(ControllerName).
 		For(&apisv1.NodeClaim{}, builder.WithPredicates(deletingWithFinalizer)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: c.opts.MaxConcurrentReconciles}).
-		Complete(c)
+		Complete(recovery.Reconciler(ControllerName, deps.Client, deps.Recorder, func() client.Object { return &apisv1.NodeClaim{} }, c))
 	if err != nil {
 		return err
 	}
 	return builder.ControllerManagedBy(mgr).
 		Named(NodeControllerName).
 		For(&corev1.Node{}, builder.WithPredicates(deletingWithFinalizer)).
-		Complete(c.NodeController())
+		Complete(recovery.Reconciler(NodeControllerName, deps.Client, deps.Recorder, func() client.Object { return &corev1.Node{} }, c.NodeController()))
 }
 
 var deletingWithFinalizer = predicate.NewPredicateFuncs(func(o client.Object) bool {

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/tenon-sh/tenon/internal/recovery"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/kube"
@@ -111,7 +112,7 @@ func Register(mgr manager.Manager, deps Deps, opts Options) error {
 	for _, nc := range c.opts.NodeClasses {
 		b = b.Watches(nc, handler.EnqueueRequestsFromMapFunc(c.poolsOfNodeClass))
 	}
-	return b.Complete(c)
+	return b.Complete(recovery.Reconciler(ControllerName, deps.Client, deps.Recorder, func() client.Object { return &apisv1.NodePool{} }, c))
 }
 
 // poolOf maps a NodeClaim or Node to its NodePool.

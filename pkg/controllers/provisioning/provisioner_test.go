@@ -1,0 +1,165 @@
+package provisioning
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/record"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated"
+	"github.com/tenon-sh/tenon/pkg/state"
+)
+
+func pendingPod(name string, mutate ...func(*corev1.Pod)) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID("uid-" + name)},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("512Mi")}}}}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}},
+	}
+	for _, m := range mutate {
+		m(p)
+	}
+	return p
+}
+
+func TestProvisionableFilter(t *testing.T) {
+	both := []string{corev1.DefaultSchedulerName, "batch"}
+	for _, c := range []struct {
+		name       string
+		pod        *corev1.Pod
+		schedulers []string
+		want       bool
+	}{
+		{"marked unschedulable", pendingPod("a"), nil, true},
+		{"not yet tried by the scheduler", pendingPod("a", func(p *corev1.Pod) { p.Status.Conditions = nil }), nil, false},
+		{"scheduled condition false for another reason", pendingPod("a", func(p *corev1.Pod) { p.Status.Conditions[0].Reason = "SchedulerError" }), nil, false},
+		{"bound", pendingPod("a", func(p *corev1.Pod) { p.Spec.NodeName = "n1" }), nil, false},
+		{"nominated by preemption", pendingPod("a", func(p *corev1.Pod) { p.Status.NominatedNodeName = "n1" }), nil, false},
+		{"being deleted", pendingPod("a", func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{Time: time.Now()} }), nil, false},
+		{"succeeded", pendingPod("a", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }), nil, false},
+		{"failed", pendingPod("a", func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }), nil, false},
+		{"mirror pod", pendingPod("a", func(p *corev1.Pod) { p.Annotations = map[string]string{corev1.MirrorPodAnnotationKey: "x"} }), nil, false},
+		{"daemonset pod", pendingPod("a", func(p *corev1.Pod) {
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "ds"}}
+		}), nil, false},
+		{"owned by a replicaset", pendingPod("a", func(p *corev1.Pod) {
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs"}}
+		}), nil, true},
+		{"no scheduler name counts as the default", pendingPod("a"), []string{corev1.DefaultSchedulerName}, true},
+		{"another scheduler", pendingPod("a", func(p *corev1.Pod) { p.Spec.SchedulerName = "volcano" }), []string{corev1.DefaultSchedulerName}, false},
+		{"one of several schedulers", pendingPod("a", func(p *corev1.Pod) { p.Spec.SchedulerName = "batch" }), both, true},
+		{"default scheduler not listed", pendingPod("a"), []string{"batch"}, false},
+	} {
+		if got := IsProvisionable(c.pod, c.schedulers); got != c.want {
+			t.Errorf("%s: provisionable %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// provisioner is a Provisioner on a fake API client and the simulated cloud, with a NodePool
+// "general" of the SimNodeClass "default"; no API server is involved.
+func provisioner(t *testing.T, pods ...*corev1.Pod) (*Provisioner, *record.FakeRecorder) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apisv1.AddToScheme, simv1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	class := &simv1alpha1.SimNodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	kube := fake.NewClientBuilder().WithScheme(scheme).WithObjects(class).WithStatusSubresource(&simv1alpha1.SimInstance{}).Build()
+	cloud, err := simulated.New(simulated.Options{Client: kube, IDSeed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clocktesting.NewFakeClock(time.Now())
+	cluster := state.NewCluster(clk)
+	cluster.UpdateNodePool(&apisv1.NodePool{
+		ObjectMeta: metav1.ObjectMeta{Name: "general"},
+		Spec: apisv1.NodePoolSpec{Template: apisv1.NodeClaimTemplate{Spec: apisv1.NodeClaimTemplateSpec{
+			NodeClassRef: &apisv1.NodeClassReference{Group: simv1alpha1.Group, Kind: simv1alpha1.SimNodeClassKind, Name: "default"},
+		}}},
+	})
+	for _, p := range pods {
+		cluster.UpdatePod(p)
+	}
+	rec := record.NewFakeRecorder(100)
+	return New(Deps{Client: kube, Cluster: cluster, Cloud: cloud, Recorder: rec, Clock: clk, Log: logr.Discard()}, Options{}), rec
+}
+
+func events(rec *record.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-rec.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func TestScheduleRejectsAPodSelectingAMissingNodePoolAndPlansTheRest(t *testing.T) {
+	p, rec := provisioner(t,
+		pendingPod("web"),
+		pendingPod("lost", func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{apisv1.NodePoolLabelKey: "gpu"} }),
+		pendingPod("running", func(p *corev1.Pod) { p.Spec.NodeName = "n1" }),
+	)
+	res, err := p.Schedule(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Pods != 2 || res.Invalid != 1 {
+		t.Errorf("pods %d, invalid %d; want 2 pending of which 1 invalid (the bound pod is not pending)", res.Pods, res.Invalid)
+	}
+	if len(res.Claims) != 1 || res.Nominated != 0 || res.Unschedulable != 0 {
+		t.Errorf("claims %d, nominated %d, unschedulable %d; want one new NodeClaim for the valid pod", len(res.Claims), res.Nominated, res.Unschedulable)
+	}
+	if len(res.Claims) == 1 && res.Claims[0].Labels[apisv1.NodePoolLabelKey] != "general" {
+		t.Errorf("the claim's labels %v must name nodepool general", res.Claims[0].Labels)
+	}
+	var invalid, nominated int
+	for _, e := range events(rec) {
+		switch {
+		case strings.HasPrefix(e, "Warning "+EventFailedValidation):
+			invalid++
+			if !strings.Contains(e, `nodepool "gpu"`) {
+				t.Errorf("the validation event must name the missing nodepool: %q", e)
+			}
+		case strings.HasPrefix(e, "Normal "+EventNominated):
+			nominated++
+		}
+	}
+	if invalid != 1 || nominated != 1 {
+		t.Errorf("%d FailedValidation and %d Nominated events; want one of each", invalid, nominated)
+	}
+}
+
+func TestScheduleWithNothingPendingDoesNothing(t *testing.T) {
+	p, rec := provisioner(t, pendingPod("done", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }))
+	res, err := p.Schedule(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Pods != 0 || res.Plan != nil || len(res.Claims) != 0 {
+		t.Errorf("result %+v; want an empty batch and no plan", res)
+	}
+	if ev := events(rec); len(ev) != 0 {
+		t.Errorf("events %v; want none", ev)
+	}
+}
