@@ -1,6 +1,8 @@
 package disruption
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -187,6 +189,46 @@ func TestPDBBlocksAndDoNotDisrupt(t *testing.T) {
 	for node, want := range map[string]SkipReason{guarded.Name: SkipPDB, pinned.Name: SkipDoNotDisruptPod, timedNode.Name: SkipDoNotDisruptPod, marked.Name: SkipDoNotDisruptNode} {
 		if got := skipOf(d, node); got != want {
 			t.Errorf("%s: skip %q, want %q", node, got, want)
+		}
+	}
+}
+
+// A do-not-disrupt duration holds a node against drift and consolidation from the pod's start
+// until it runs out, and for as long as the pod has not started (its creation does not count);
+// once it has run out the node is disrupted as any other.
+func TestDoNotDisruptDurationHoldsDriftAndConsolidationUntilItRunsOut(t *testing.T) {
+	w := newFixture(t)
+	w.pool("general", append(families("m5"), onDemandOnly()))
+	annotated := func(v string, started *time.Time) *corev1.Pod {
+		p := pod("500m", "1Gi")
+		p.Annotations = map[string]string{apisv1.DoNotDisruptAnnotationKey: v}
+		p.CreationTimestamp = metav1.NewTime(now.Add(-3 * time.Hour))
+		if started != nil {
+			p.Status.StartTime = &metav1.Time{Time: *started}
+		}
+		return p
+	}
+	hourAgo, threeHoursAgo := now.Add(-time.Hour), now.Add(-3*time.Hour)
+	drifting := w.node("general", "m5.xlarge", "us-east-1a", "on-demand", annotated("2h", &hourAgo))
+	drifting.Drifted = "NodePoolDrift"
+	notStarted := w.node("general", "m5.4xlarge", "us-east-1a", "on-demand", annotated("2h", nil))
+	elapsed := w.node("general", "m5.4xlarge", "us-east-1a", "on-demand", annotated("2h", &threeHoursAgo))
+	d := decide(t, w.snapshot(), Options{})
+	for node, want := range map[string]SkipReason{drifting.Name: SkipDoNotDisruptPod, notStarted.Name: SkipDoNotDisruptPod} {
+		if got := skipOf(d, node); got != want {
+			t.Errorf("%s: skip %q, want %q", node, got, want)
+		}
+	}
+	var disrupted []string
+	for _, c := range d.Commands {
+		disrupted = append(disrupted, c.Candidates...)
+	}
+	if !slices.Contains(disrupted, elapsed.Name) || slices.Contains(disrupted, drifting.Name) || slices.Contains(disrupted, notStarted.Name) {
+		t.Errorf("disrupted %v; want %s (its 2h ran out) and neither protected node", disrupted, elapsed.Name)
+	}
+	for _, s := range d.Skips {
+		if s.Node == drifting.Name && !strings.Contains(s.Message, "until "+hourAgo.Add(2*time.Hour).UTC().Format(time.RFC3339)) {
+			t.Errorf("skip message %q does not say until when", s.Message)
 		}
 	}
 }

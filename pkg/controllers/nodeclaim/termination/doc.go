@@ -14,7 +14,9 @@
 //     through the Eviction API (see PlanDrain): non-critical pods first, then critical ones;
 //     DaemonSet pods, static pods, finished pods and pods tolerating the disrupted taint stay.
 //     A PodDisruptionBudget's refusal (HTTP 429) is recorded as an event and retried with
-//     backoff; pods annotated karpenter.sh/do-not-disrupt=true are not evicted but waited for.
+//     backoff; pods a karpenter.sh/do-not-disrupt annotation protects ("true", or a duration
+//     since the pod started that has not run out; see apisv1.PodDoNotDisrupt) are not evicted
+//     but waited for, and an invalid value gets an InvalidDoNotDisruptAnnotation warning.
 //     Once the termination time leaves a pod no more than its own grace period, the pod is
 //     deleted directly; once the termination time passes, the drain is over. The claim's
 //     Drained condition follows.
