@@ -268,15 +268,19 @@ func TestSpotToSpotRules(t *testing.T) {
 		n.CreatedAt = now.Add(-age)
 		return w.snapshot()
 	}
-	d := decide(t, mk(time.Hour), Options{SpotToSpotMinInstanceTypes: 10000})
+	d := decide(t, mk(time.Hour), Options{SpotToSpotConsolidation: true, SpotToSpotMinInstanceTypes: 10000})
 	if len(d.Commands) != 0 || skipOf(d, "node-1") != SkipSpotToSpot {
 		t.Fatalf("too few cheaper types must block spot-to-spot: %+v %+v", d.Commands, d.Skips)
 	}
-	d = decide(t, mk(time.Minute), Options{})
+	d = decide(t, mk(time.Minute), Options{SpotToSpotConsolidation: true})
 	if len(d.Commands) != 0 || skipOf(d, "node-1") != SkipSpotToSpotTooNew {
 		t.Fatalf("a young spot node is not replaced by spot: %+v %+v", d.Commands, d.Skips)
 	}
 	d = decide(t, mk(time.Hour), Options{})
+	if len(d.Commands) != 0 || skipOf(d, "node-1") != SkipSpotToSpot || !strings.Contains(d.Skips[0].Message, "SpotToSpotConsolidation") {
+		t.Fatalf("spot-to-spot is off unless its feature gate is on, as in Karpenter: %+v %+v", d.Commands, d.Skips)
+	}
+	d = decide(t, mk(time.Hour), Options{SpotToSpotConsolidation: true})
 	if len(d.Commands) != 1 {
 		t.Fatalf("an old spot node with many cheaper types is replaced: %+v", d.Skips)
 	}
@@ -286,6 +290,23 @@ func TestSpotToSpotRules(t *testing.T) {
 				t.Errorf("spot replacement option %s is not cheaper than the node", it.Name)
 			}
 		}
+	}
+}
+
+// With the gate off, a spot node that spot could replace more cheaply is still deleted when
+// its pods fit elsewhere, and still replaced when the cheaper replacement is on-demand.
+func TestSpotToSpotGateOffStillDeletesSpotNodes(t *testing.T) {
+	w := newFixture(t)
+	w.pool("spot", []apisv1.NodeSelectorRequirementWithMinValues{
+		req(apisv1.LabelInstanceCategory, corev1.NodeSelectorOpIn, "m", "c", "r"),
+		req(apisv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, apisv1.CapacityTypeSpot),
+	})
+	w.node("spot", "m5.4xlarge", "us-east-1a", "spot", pod("500m", "1Gi"))
+	small := w.node("spot", "m5.4xlarge", "us-east-1a", "spot", pod("500m", "1Gi"))
+	small.CreatedAt = now.Add(-time.Hour)
+	d := decide(t, w.snapshot(), Options{})
+	if len(d.Commands) != 1 || d.Commands[0].Action != ActionDelete {
+		t.Fatalf("two half-idle spot nodes: one is deleted onto the other without the gate; got %+v %+v", d.Commands, d.Skips)
 	}
 }
 
