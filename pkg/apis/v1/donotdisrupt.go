@@ -12,6 +12,8 @@ import (
 // ("30m", "1h30m") protects it for that long after the pod started (status.startTime), and
 // for as long as it has not started. Any other value protects nothing and is reported in Err,
 // as Karpenter treats it.
+//
+// +kubebuilder:object:generate=false
 type DoNotDisrupt struct {
 	// Active says whether the annotation protects the pod now.
 	Active bool
