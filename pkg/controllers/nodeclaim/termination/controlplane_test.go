@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,6 +36,7 @@ func TestOnControlPlane(t *testing.T) {
 		t.Run("EarlierGracePeriod", func(t *testing.T) { t.Parallel(); testEarlierGracePeriod(t, e) })
 		t.Run("WaitsForVolumeAttachments", func(t *testing.T) { t.Parallel(); testWaitsForVolumeAttachments(t, e, m) })
 		t.Run("VolumeAttachmentsTimeOut", func(t *testing.T) { t.Parallel(); testVolumeAttachmentsTimeOut(t, e, m) })
+		t.Run("InvalidDoNotDisruptIsReported", func(t *testing.T) { t.Parallel(); testInvalidDoNotDisrupt(t, e) })
 	})
 	t.Run("DrainAcrossRestart", func(t *testing.T) { testDrain(t, e, m, opts) })
 }
@@ -312,4 +314,24 @@ func testVolumeAttachmentsTimeOut(t *testing.T, e *ctrltest.Env, m *ctrltest.Man
 		t.Errorf("the instance is still there after the terminationGracePeriod: %v", err)
 	}
 	e.WaitEvent(t, claim.Name, termination.ReasonGracePeriodElapsed)
+}
+
+// A do-not-disrupt value that is neither "true" nor a duration protects nothing: the drain
+// evicts the pod and says why with an InvalidDoNotDisruptAnnotation warning on it.
+func testInvalidDoNotDisrupt(t *testing.T, e *ctrltest.Env) {
+	claim, node := ready(t, e, "invalid-dnd-1", nil)
+	e.Namespace(t, "invalid-dnd")
+	pod := ctrltest.NewPod("invalid-dnd", "invalid-dnd-app", node)
+	pod.Annotations = map[string]string{apisv1.DoNotDisruptAnnotationKey: "forever"}
+	e.Create(t, pod)
+	e.PodRunning(t, "invalid-dnd", "invalid-dnd-app", node)
+	if err := e.Client.Delete(context.Background(), claim); err != nil {
+		t.Fatal(err)
+	}
+	ev := e.WaitEvent(t, "invalid-dnd-app", termination.ReasonInvalidDoNotDisrupt)
+	if ev.Type != corev1.EventTypeWarning || !strings.Contains(ev.Message, `"forever"`) {
+		t.Errorf("event %s %q", ev.Type, ev.Message)
+	}
+	e.WaitEvent(t, "invalid-dnd-app", termination.ReasonEvicted)
+	e.WaitGone(t, "", claim.Name, &apisv1.NodeClaim{})
 }
