@@ -15,6 +15,7 @@ import (
 
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/registry"
 	"github.com/tenon-sh/tenon/pkg/disruption"
+	"github.com/tenon-sh/tenon/pkg/featuregates"
 	"github.com/tenon-sh/tenon/pkg/operator"
 )
 
@@ -66,6 +67,8 @@ func (f *controllerFlags) registerDisruption(fs *pflag.FlagSet) {
 // registerDecisionFlags adds the flags that tune the disruption decision; `tenon explain` takes
 // them too, so that it decides as the controller does.
 func registerDecisionFlags(fs *pflag.FlagSet, o *disruption.Options) {
+	fs.Var(featuregates.NewValue(func(g featuregates.Gates) { o.SpotToSpotConsolidation = g.SpotToSpotConsolidation }), "feature-gates",
+		"Karpenter's feature gates, Name=true|false comma-separated ("+strings.Join(featuregates.Names(), ", ")+"); SpotToSpotConsolidation (default false) lets consolidation replace spot by spot")
 	fs.Float64Var(&o.MinSavingsFraction, "consolidation-min-savings-fraction", 0, "least fraction of the candidates' price a consolidation must save (default 0.02; per nodepool: annotation tenon.sh/consolidation-min-savings-fraction)")
 	fs.Float64Var(&o.MinSavingsPerHour, "consolidation-min-savings-per-hour", 0, "least $/h a consolidation must save (default 0.001; per nodepool: annotation tenon.sh/consolidation-min-savings-per-hour)")
 	fs.IntVar(&o.SpotToSpotMinInstanceTypes, "spot-to-spot-min-instance-types", 0, "instance types cheaper than a spot node its spot replacement must be able to use (default 15)")

@@ -18,6 +18,7 @@ import (
 	"github.com/tenon-sh/tenon/examples"
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/featuregates"
 	"github.com/tenon-sh/tenon/pkg/manifest"
 	"github.com/tenon-sh/tenon/pkg/report"
 	"github.com/tenon-sh/tenon/pkg/sim"
@@ -37,6 +38,7 @@ type simulateFlags struct {
 	maxJobs                     int
 	nodeGroups, tenonDisruption string
 	strict, noProgress          bool
+	spotToSpot                  bool
 }
 
 func newSimulate() *cobra.Command {
@@ -86,6 +88,8 @@ for scripts. The same seed gives the same result.`,
 	fl.DurationVar(&f.restart, "restart-penalty", 0, "work an evicted pod must redo when it restarts")
 	fl.StringVar(&f.nodeGroups, "node-groups", "", "instance types of the node-groups policy, comma-separated (default: chosen for the workload)")
 	fl.StringVar(&f.tenonDisruption, "tenon-disruption", sim.DisruptionInterim, "the tenon policy's disruption: interim (the simulator's implementation of tenon's methods, fast) or package (pkg/disruption, as the controller runs it; slow on long traces)")
+	fl.Var(featuregates.NewValue(func(g featuregates.Gates) { f.spotToSpot = g.SpotToSpotConsolidation }), "feature-gates",
+		"Karpenter's feature gates, Name=true|false comma-separated, as tenon controller takes them; SpotToSpotConsolidation (default false) lets the tenon and karpenter-like policies replace spot by spot")
 	fl.BoolVar(&f.strict, "strict", false, "treat trace rows that would be skipped as errors")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "do not draw the progress bar (it is drawn only when standard error is a terminal)")
 	return cmd
@@ -177,7 +181,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 }
 
 func simOptions(f *simulateFlags) (sim.Options, error) {
-	opts := sim.Options{Seed: f.seed, Until: f.until, RestartPenalty: f.restart, Scheduler: sim.Scoring(f.scheduler), TenonDisruption: f.tenonDisruption}
+	opts := sim.Options{Seed: f.seed, Until: f.until, RestartPenalty: f.restart, Scheduler: sim.Scoring(f.scheduler), TenonDisruption: f.tenonDisruption, SpotToSpotConsolidation: f.spotToSpot}
 	if f.bootDelay != "class" {
 		d, err := sim.ParseDelay(f.bootDelay)
 		if err != nil {

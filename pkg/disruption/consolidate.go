@@ -312,6 +312,11 @@ func (d *decider) reservedRules(cs []*candidate, o *outcome) (SkipReason, string
 // spotRules lets a spot node be replaced by spot only when it is old enough and enough instance
 // types are cheaper than it, and narrows the replacement to those cheaper types.
 func (d *decider) spotRules(cs []*candidate, o *outcome, opts Options) (SkipReason, string) {
+	if !opts.SpotToSpotConsolidation && allSpot(cs) && slices.ContainsFunc(o.replacements, func(r *solver.Claim) bool {
+		return r.Offering.CapacityType == apisv1.CapacityTypeSpot
+	}) {
+		return SkipSpotToSpot, "spot-to-spot consolidation is off (feature gate SpotToSpotConsolidation): spot nodes are not replaced by spot"
+	}
 	if len(cs) != 1 || cs[0].CapacityType != apisv1.CapacityTypeSpot {
 		return "", ""
 	}
@@ -335,6 +340,10 @@ func (d *decider) spotRules(cs []*candidate, o *outcome, opts Options) (SkipReas
 		truncateCheaper(r, c.Price)
 	}
 	return "", ""
+}
+
+func allSpot(cs []*candidate) bool {
+	return !slices.ContainsFunc(cs, func(c *candidate) bool { return c.CapacityType != apisv1.CapacityTypeSpot })
 }
 
 // truncateCheaper keeps only the options of a spot replacement that are cheaper than the node

@@ -174,24 +174,35 @@ func (d *decider) emptiness() error {
 // settled reports whether consolidateAfter has passed since the node's last pod event (Never
 // means never).
 func (d *decider) settled(c *candidate) bool {
-	ca := c.pool.Spec.Disruption.ConsolidateAfter
-	if ca.IsNever() {
+	at, ok := ConsolidatableAt(c.pool, c.Node)
+	if !ok {
 		d.skip(c, SkipConsolidateAfter, "consolidateAfter is Never")
 		return false
 	}
-	if left := c.lastChange().Add(*ca.Duration).Sub(d.snap.Now); left > 0 {
+	if left := at.Sub(d.snap.Now); left > 0 {
 		d.skip(c, SkipConsolidateAfter, "consolidateAfter has %s to run", left.Round(1e9))
 		return false
 	}
 	return true
 }
 
-// lastChange is when a pod last arrived on or left the node, or its creation when none has.
-func (c *candidate) lastChange() time.Time {
-	if c.LastPodEvent.IsZero() {
-		return c.CreatedAt
+// ConsolidatableAt is when the node becomes a consolidation candidate: consolidateAfter past
+// its last pod event (or its creation when none has happened). ok is false when
+// consolidateAfter is Never. The controller's Consolidatable condition follows this rule.
+func ConsolidatableAt(pool *apisv1.NodePool, n *Node) (at time.Time, ok bool) {
+	ca := pool.Spec.Disruption.ConsolidateAfter
+	if ca.IsNever() {
+		return time.Time{}, false
 	}
-	return c.LastPodEvent
+	return n.lastChange().Add(*ca.Duration), true
+}
+
+// lastChange is when a pod last arrived on or left the node, or its creation when none has.
+func (n *Node) lastChange() time.Time {
+	if n.LastPodEvent.IsZero() {
+		return n.CreatedAt
+	}
+	return n.LastPodEvent
 }
 
 // drift replaces nodes that no longer match their NodePool or NodeClass, within budgets.

@@ -1,6 +1,8 @@
 package disruption
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -191,6 +193,46 @@ func TestPDBBlocksAndDoNotDisrupt(t *testing.T) {
 	}
 }
 
+// A do-not-disrupt duration holds a node against drift and consolidation from the pod's start
+// until it runs out, and for as long as the pod has not started (its creation does not count);
+// once it has run out the node is disrupted as any other.
+func TestDoNotDisruptDurationHoldsDriftAndConsolidationUntilItRunsOut(t *testing.T) {
+	w := newFixture(t)
+	w.pool("general", append(families("m5"), onDemandOnly()))
+	annotated := func(v string, started *time.Time) *corev1.Pod {
+		p := pod("500m", "1Gi")
+		p.Annotations = map[string]string{apisv1.DoNotDisruptAnnotationKey: v}
+		p.CreationTimestamp = metav1.NewTime(now.Add(-3 * time.Hour))
+		if started != nil {
+			p.Status.StartTime = &metav1.Time{Time: *started}
+		}
+		return p
+	}
+	hourAgo, threeHoursAgo := now.Add(-time.Hour), now.Add(-3*time.Hour)
+	drifting := w.node("general", "m5.xlarge", "us-east-1a", "on-demand", annotated("2h", &hourAgo))
+	drifting.Drifted = "NodePoolDrift"
+	notStarted := w.node("general", "m5.4xlarge", "us-east-1a", "on-demand", annotated("2h", nil))
+	elapsed := w.node("general", "m5.4xlarge", "us-east-1a", "on-demand", annotated("2h", &threeHoursAgo))
+	d := decide(t, w.snapshot(), Options{})
+	for node, want := range map[string]SkipReason{drifting.Name: SkipDoNotDisruptPod, notStarted.Name: SkipDoNotDisruptPod} {
+		if got := skipOf(d, node); got != want {
+			t.Errorf("%s: skip %q, want %q", node, got, want)
+		}
+	}
+	var disrupted []string
+	for _, c := range d.Commands {
+		disrupted = append(disrupted, c.Candidates...)
+	}
+	if !slices.Contains(disrupted, elapsed.Name) || slices.Contains(disrupted, drifting.Name) || slices.Contains(disrupted, notStarted.Name) {
+		t.Errorf("disrupted %v; want %s (its 2h ran out) and neither protected node", disrupted, elapsed.Name)
+	}
+	for _, s := range d.Skips {
+		if s.Node == drifting.Name && !strings.Contains(s.Message, "until "+hourAgo.Add(2*time.Hour).UTC().Format(time.RFC3339)) {
+			t.Errorf("skip message %q does not say until when", s.Message)
+		}
+	}
+}
+
 func TestDriftReplacesEvenWhenNotCheaper(t *testing.T) {
 	w := newFixture(t)
 	w.pool("general", append(families("m5"), onDemandOnly()))
@@ -226,15 +268,19 @@ func TestSpotToSpotRules(t *testing.T) {
 		n.CreatedAt = now.Add(-age)
 		return w.snapshot()
 	}
-	d := decide(t, mk(time.Hour), Options{SpotToSpotMinInstanceTypes: 10000})
+	d := decide(t, mk(time.Hour), Options{SpotToSpotConsolidation: true, SpotToSpotMinInstanceTypes: 10000})
 	if len(d.Commands) != 0 || skipOf(d, "node-1") != SkipSpotToSpot {
 		t.Fatalf("too few cheaper types must block spot-to-spot: %+v %+v", d.Commands, d.Skips)
 	}
-	d = decide(t, mk(time.Minute), Options{})
+	d = decide(t, mk(time.Minute), Options{SpotToSpotConsolidation: true})
 	if len(d.Commands) != 0 || skipOf(d, "node-1") != SkipSpotToSpotTooNew {
 		t.Fatalf("a young spot node is not replaced by spot: %+v %+v", d.Commands, d.Skips)
 	}
 	d = decide(t, mk(time.Hour), Options{})
+	if len(d.Commands) != 0 || skipOf(d, "node-1") != SkipSpotToSpot || !strings.Contains(d.Skips[0].Message, "SpotToSpotConsolidation") {
+		t.Fatalf("spot-to-spot is off unless its feature gate is on, as in Karpenter: %+v %+v", d.Commands, d.Skips)
+	}
+	d = decide(t, mk(time.Hour), Options{SpotToSpotConsolidation: true})
 	if len(d.Commands) != 1 {
 		t.Fatalf("an old spot node with many cheaper types is replaced: %+v", d.Skips)
 	}
@@ -244,6 +290,23 @@ func TestSpotToSpotRules(t *testing.T) {
 				t.Errorf("spot replacement option %s is not cheaper than the node", it.Name)
 			}
 		}
+	}
+}
+
+// With the gate off, a spot node that spot could replace more cheaply is still deleted when
+// its pods fit elsewhere, and still replaced when the cheaper replacement is on-demand.
+func TestSpotToSpotGateOffStillDeletesSpotNodes(t *testing.T) {
+	w := newFixture(t)
+	w.pool("spot", []apisv1.NodeSelectorRequirementWithMinValues{
+		req(apisv1.LabelInstanceCategory, corev1.NodeSelectorOpIn, "m", "c", "r"),
+		req(apisv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, apisv1.CapacityTypeSpot),
+	})
+	w.node("spot", "m5.4xlarge", "us-east-1a", "spot", pod("500m", "1Gi"))
+	small := w.node("spot", "m5.4xlarge", "us-east-1a", "spot", pod("500m", "1Gi"))
+	small.CreatedAt = now.Add(-time.Hour)
+	d := decide(t, w.snapshot(), Options{})
+	if len(d.Commands) != 1 || d.Commands[0].Action != ActionDelete {
+		t.Fatalf("two half-idle spot nodes: one is deleted onto the other without the gate; got %+v %+v", d.Commands, d.Skips)
 	}
 }
 

@@ -41,8 +41,8 @@ func (d *decider) blocked(c *candidate) (SkipReason, string) {
 		return SkipDoNotDisruptNode, "the node is annotated " + apisv1.DoNotDisruptAnnotationKey
 	}
 	for _, p := range c.pods {
-		if protected(p, d.snap.Now) {
-			return SkipDoNotDisruptPod, fmt.Sprintf("pod %s/%s is annotated %s", p.Namespace, p.Name, apisv1.DoNotDisruptAnnotationKey)
+		if dnd := apisv1.PodDoNotDisrupt(p, d.snap.Now); dnd.Active {
+			return SkipDoNotDisruptPod, doNotDisruptMessage(p, dnd)
 		}
 	}
 	if pdb := d.pdbs.blocking(c.pods); pdb != "" {
@@ -51,25 +51,13 @@ func (d *decider) blocked(c *candidate) (SkipReason, string) {
 	return "", ""
 }
 
-// protected reports whether a pod's do-not-disrupt annotation holds at now: "true", or a
-// duration since the pod started that has not run out.
-func protected(p *corev1.Pod, now time.Time) bool {
-	v, ok := p.Annotations[apisv1.DoNotDisruptAnnotationKey]
-	if !ok {
-		return false
+// doNotDisruptMessage says which pod's do-not-disrupt annotation holds a node, and until when.
+func doNotDisruptMessage(p *corev1.Pod, dnd apisv1.DoNotDisrupt) string {
+	msg := fmt.Sprintf("pod %s/%s is annotated %s=%s", p.Namespace, p.Name, apisv1.DoNotDisruptAnnotationKey, p.Annotations[apisv1.DoNotDisruptAnnotationKey])
+	if !dnd.Until.IsZero() {
+		msg += " until " + dnd.Until.UTC().Format(time.RFC3339)
 	}
-	if v == "true" {
-		return true
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		return false // an unparsable value protects nothing (the API would refuse it)
-	}
-	start := p.CreationTimestamp.Time
-	if p.Status.StartTime != nil {
-		start = p.Status.StartTime.Time
-	}
-	return now.Before(start.Add(d))
+	return msg
 }
 
 // pdbState tracks how many more evictions each PodDisruptionBudget allows as a pass commits

@@ -18,6 +18,10 @@ const (
 
 // Options tune a pass. The zero value takes the defaults.
 type Options struct {
+	// SpotToSpotConsolidation lets consolidation replace spot nodes by cheaper spot nodes
+	// (Karpenter's feature gate of that name, off by default there and here). Off, a spot node
+	// may still be deleted, or replaced by capacity that is not spot.
+	SpotToSpotConsolidation bool
 	// SpotToSpotMinInstanceTypes is how many instance types cheaper than a spot node its spot
 	// replacement must be able to launch as (default 15; 1 suits GPU pools).
 	SpotToSpotMinInstanceTypes int

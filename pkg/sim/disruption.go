@@ -98,7 +98,7 @@ func (d *packageDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 	if same {
 		ds.Prepared = d.prepared
 	}
-	dec, err := disruption.Decide(ds, disruption.Options{Cursor: d.cursor})
+	dec, err := disruption.Decide(ds, disruption.Options{Cursor: d.cursor, SpotToSpotConsolidation: d.t.spotToSpot})
 	wake := nextWake(v)
 	if err != nil {
 		return nil, wake

@@ -32,7 +32,7 @@ func KarpenterPolicy(env *Env) Policy {
 		Assumptions: []string{
 			"karpenter-like: pods sorted by CPU then memory (largest first); each goes to the first existing or launching node with room, else to the open claim with the fewest pods that still has a type holding it, else to a new claim of the heaviest NodePool; a claim keeps every type that still holds its pods and launches as the cheapest (reserved, else spot when allowed, else on-demand), offering its 60 cheapest types",
 			"karpenter-like: topology spread and pod affinity are not modelled (the workloads simulated have none unless manifests say so)",
-			"karpenter-like: per pass, expiration (forceful), then emptiness, then multi-node consolidation (binary search over the first 100 candidates by disruption cost, at most one cheaper replacement, no spot-to-spot), then single-node consolidation (delete, or replace with a cheaper node; spot-to-spot needs 15 cheaper types); the first method with a command ends the pass",
+			"karpenter-like: per pass, expiration (forceful), then emptiness, then multi-node consolidation (binary search over the first 100 candidates by disruption cost, at most one cheaper replacement, no spot-to-spot), then single-node consolidation (delete, or replace with a cheaper node; spot-to-spot needs the SpotToSpotConsolidation feature gate on and 15 cheaper types); the first method with a command ends the pass",
 			"karpenter-like: the 1- and 3-minute consolidation time boxes become at most 100 multi-node candidates and 50 single-node simulations per pass; the 15-second validation wait before a command runs is not modelled",
 		},
 	}
@@ -277,7 +277,7 @@ func (d *karpenterDisrupter) consolidate(v *View, nodes, cands []*Node, multi bo
 		}
 		d.all, d.notSpot = newLadder(rungs), newLadder(ns)
 	}
-	if del, repl := d.ri.movable(cands, price, allSpot && !multi, d.all, d.notSpot); !del && !repl {
+	if del, repl := d.ri.movable(cands, price, allSpot && !multi, d.k.spotToSpot, d.all, d.notSpot); !del && !repl {
 		return Command{}, false
 	}
 	claims, ok := d.simulate(v, nodes, cands)
@@ -299,7 +299,7 @@ func (d *karpenterDisrupter) consolidate(v *View, nodes, cands []*Node, multi bo
 	}
 	l, _ := d.k.launch(v, cl)
 	if allSpot && l.Offering.CapacityType == apisv1.CapacityTypeSpot {
-		if multi || d.k.cheaperThan(cl, price) < SpotToSpotMinTypes {
+		if multi || !d.k.spotToSpot || d.k.cheaperThan(cl, price) < SpotToSpotMinTypes {
 			return c, false
 		}
 		c.Reason = ReasonSpotToSpot

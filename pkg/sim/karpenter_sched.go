@@ -33,10 +33,12 @@ type ktype struct {
 // heaviest NodePool that can take it; a claim keeps every type that still holds its pods and
 // launches as the cheapest.
 type ksched struct {
-	env   *Env
-	types [][]ktype         // per pool, cheapest first
-	ok    map[[2]int][]bool // per pool and shape: the types whose labels admit the shape
-	order []int             // pools by weight (highest first), then name
+	env *Env
+	// spotToSpot is the SpotToSpotConsolidation feature gate.
+	spotToSpot bool
+	types      [][]ktype         // per pool, cheapest first
+	ok         map[[2]int][]bool // per pool and shape: the types whose labels admit the shape
+	order      []int             // pools by weight (highest first), then name
 }
 
 // kclaim is a claim the scheduler opened.

@@ -327,7 +327,7 @@ func (g *nodeGroups) Pass(now time.Time, v *View) ([]Command, time.Time) {
 		if ri == nil {
 			ri = newRoomIndex(v, ready)
 		}
-		if del, _ := ri.movable([]*Node{n}, 0, false, nil, nil); !del || !g.movable(v, n, ts, removed) {
+		if del, _ := ri.movable([]*Node{n}, 0, false, false, nil, nil); !del || !g.movable(v, n, ts, removed) {
 			g.failed.set(v, n)
 			continue
 		}

@@ -38,6 +38,9 @@ type Options struct {
 	// TenonDisruption chooses the tenon policy's disruption: DisruptionInterim (the default)
 	// or DisruptionPackage (pkg/disruption).
 	TenonDisruption string
+	// SpotToSpotConsolidation is Karpenter's feature gate of that name (off by default): the
+	// tenon and karpenter-like policies replace spot nodes by spot only when it is on.
+	SpotToSpotConsolidation bool
 	// NodeGroups names the instance types of the node-groups baseline (empty: chosen from the
 	// workload, see NodeGroupsPolicy).
 	NodeGroups []string

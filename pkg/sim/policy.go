@@ -108,13 +108,19 @@ func NewPolicy(name string, env *Env, opts Options) (Policy, error) {
 	case PolicyTenon:
 		switch opts.TenonDisruption {
 		case "", DisruptionInterim:
-			return TenonPolicy(env), nil
+			p := TenonPolicy(env)
+			p.Provisioner.(*tenon).spotToSpot = opts.SpotToSpotConsolidation
+			return p, nil
 		case DisruptionPackage:
-			return TenonPackagePolicy(env), nil
+			p := TenonPackagePolicy(env)
+			p.Provisioner.(*tenon).spotToSpot = opts.SpotToSpotConsolidation
+			return p, nil
 		}
 		return Policy{}, fmt.Errorf("unknown tenon disruption %q (%s or %s)", opts.TenonDisruption, DisruptionInterim, DisruptionPackage)
 	case PolicyKarpenter:
-		return KarpenterPolicy(env), nil
+		p := KarpenterPolicy(env)
+		p.Provisioner.(*karpenterProvisioner).k.spotToSpot = opts.SpotToSpotConsolidation
+		return p, nil
 	case PolicyNodeGroup:
 		return NodeGroupsPolicy(env, opts.NodeGroups)
 	}

@@ -85,8 +85,9 @@ func ladders(pools []*Pool) (all, notSpot *ladder) {
 // replaceable is the necessary condition for replacing nodes priced price, holding need,
 // when the other nodes have room others and stuck is what no other node can take: the
 // residual (what the others cannot hold, and at least stuck) fits one type cheaper than the
-// nodes; for spot nodes, one that is not spot, or at least SpotToSpotMinTypes types.
-func replaceable(price float64, spot bool, need, others, stuck scheduling.Resources, all, notSpot *ladder) bool {
+// nodes; for spot nodes, one that is not spot, or (with spotToSpot) at least
+// SpotToSpotMinTypes types.
+func replaceable(price float64, spot, spotToSpot bool, need, others, stuck scheduling.Resources, all, notSpot *ladder) bool {
 	var residual scheduling.Resources
 	for i := range need {
 		residual[i] = max(need[i]-max(others[i], 0), stuck[i], 0)
@@ -94,7 +95,7 @@ func replaceable(price float64, spot bool, need, others, stuck scheduling.Resour
 	if !spot {
 		return all.holding(price, &residual, 1) > 0
 	}
-	return notSpot.holding(price, &residual, 1) > 0 || all.holding(price, &residual, SpotToSpotMinTypes) >= SpotToSpotMinTypes
+	return notSpot.holding(price, &residual, 1) > 0 || spotToSpot && all.holding(price, &residual, SpotToSpotMinTypes) >= SpotToSpotMinTypes
 }
 
 // roomIndex is what one disruption pass knows of the room on nodes: the total free room of the
@@ -151,7 +152,7 @@ func (ri *roomIndex) elsewhere(s int, not NodeID) bool {
 // movable applies the necessary conditions for taking nodes away: their pods fit in the room
 // of the others (delete), or in that room plus one node cheaper than price (replace, see
 // replaceable). Pods no other node has room for count fully towards the new node.
-func (ri *roomIndex) movable(nodes []*Node, price float64, spot bool, all, notSpot *ladder) (del, repl bool) {
+func (ri *roomIndex) movable(nodes []*Node, price float64, spot, spotToSpot bool, all, notSpot *ladder) (del, repl bool) {
 	var need, theirs, stuck scheduling.Resources
 	if len(nodes) == 1 {
 		n := nodes[0]
@@ -180,5 +181,5 @@ func (ri *roomIndex) movable(nodes []*Node, price float64, spot bool, all, notSp
 	if all == nil {
 		return false, false
 	}
-	return false, replaceable(price, spot, need, others, stuck, all, notSpot)
+	return false, replaceable(price, spot, spotToSpot, need, others, stuck, all, notSpot)
 }

@@ -25,7 +25,7 @@ func TenonPolicy(env *Env) Policy {
 		HandleNotices: true,
 		Assumptions: []string{
 			"tenon: provisioning is pkg/solver over a snapshot of the simulated cluster, batch by batch",
-			"tenon: disruption is the simulator's interim implementation of tenon's methods (expiration, emptiness after consolidateAfter, single-node delete or replace consolidation checked with pkg/solver, spot-to-spot only with at least 15 cheaper options, budgets), fast enough for long traces; --tenon-disruption package runs pkg/disruption itself (the code the controller runs) at a far higher cost per pass",
+			"tenon: disruption is the simulator's interim implementation of tenon's methods (expiration, emptiness after consolidateAfter, single-node delete or replace consolidation checked with pkg/solver, spot-to-spot only with the SpotToSpotConsolidation feature gate on and at least 15 cheaper options, budgets), fast enough for long traces; --tenon-disruption package runs pkg/disruption itself (the code the controller runs) at a far higher cost per pass",
 		},
 	}
 }
@@ -45,6 +45,9 @@ func TenonPackagePolicy(env *Env) Policy {
 // tenon is the tenon policy's provisioner.
 type tenon struct {
 	env *Env
+	// spotToSpot is the SpotToSpotConsolidation feature gate: whether consolidation may
+	// replace spot nodes by spot.
+	spotToSpot bool
 	// fits[pool, shape][i] says whether pool type i (Pool.Types) can hold a pod of the shape:
 	// its allocatable has room and its labels allow it. Types that hold no pending pod cannot
 	// appear in any claim, so each solve gets only the others (same plan, less to compile).

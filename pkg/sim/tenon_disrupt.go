@@ -135,7 +135,7 @@ func (d *tenonDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 				d.all, d.notSpot = ladders(env.Pools)
 			}
 		}
-		del, repl := ri.movable([]*Node{n}, n.Price, n.Offering.CapacityType == apisv1.CapacityTypeSpot, d.all, d.notSpot)
+		del, repl := ri.movable([]*Node{n}, n.Price, n.Offering.CapacityType == apisv1.CapacityTypeSpot, d.t.spotToSpot, d.all, d.notSpot)
 		if !del && !repl {
 			d.fail(v, n)
 			continue
@@ -274,7 +274,7 @@ func (d *tenonDisrupter) check(v *View, pc *passCache, c candidate, cands []cand
 	}
 	reason := ReasonUnderutilized
 	if n.Offering.CapacityType == apisv1.CapacityTypeSpot && cl.Offering.CapacityType == apisv1.CapacityTypeSpot {
-		if cheaperOptions(cl, n.Price) < SpotToSpotMinTypes {
+		if !d.t.spotToSpot || cheaperOptions(cl, n.Price) < SpotToSpotMinTypes {
 			return Command{}, false
 		}
 		reason = ReasonSpotToSpot

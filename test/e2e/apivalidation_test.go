@@ -108,3 +108,28 @@ func decode(t *testing.T, manifest string) *unstructured.Unstructured {
 	}
 	return &unstructured.Unstructured{Object: m}
 }
+
+// A NodePool whose disruption block leaves consolidateAfter out is accepted by the API server
+// and stored with Karpenter's default, 0s, beside the fields it did give.
+func TestAPIServerDefaultsConsolidateAfterLeftOutOfDisruption(t *testing.T) {
+	e := start(t, operator.Options{})
+	e.stop() // only the API server is needed
+	obj := decode(t, apitest.BaseNodePool)
+	obj.SetName("no-consolidate-after")
+	if err := unstructured.SetNestedMap(obj.Object, map[string]any{"consolidationPolicy": "WhenEmpty"}, "spec", "disruption"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.kube.Create(e.ctx, obj, client.FieldValidation("Strict")); err != nil {
+		t.Fatalf("NodePool without consolidateAfter refused: %v", err)
+	}
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(obj.GroupVersionKind())
+	if err := e.kube.Get(e.ctx, client.ObjectKeyFromObject(obj), got); err != nil {
+		t.Fatal(err)
+	}
+	after, _, _ := unstructured.NestedString(got.Object, "spec", "disruption", "consolidateAfter")
+	policy, _, _ := unstructured.NestedString(got.Object, "spec", "disruption", "consolidationPolicy")
+	if after != "0s" || policy != "WhenEmpty" {
+		t.Errorf("stored disruption = consolidateAfter %q, consolidationPolicy %q; want 0s and the given WhenEmpty", after, policy)
+	}
+}

@@ -100,7 +100,6 @@ func InvalidNodePools() []Case {
 		{Name: "expireAfter negative", Object: npTemplate(`{expireAfter: -1h}`), Want: mismatch("spec.template.spec.expireAfter")},
 		{Name: "terminationGracePeriod Never", Object: npTemplate(`{terminationGracePeriod: Never}`), Want: mismatch("spec.template.spec.terminationGracePeriod")},
 		{Name: "consolidateAfter negative", Object: npDisruption(`{consolidateAfter: -1s}`), Want: mismatch("spec.disruption.consolidateAfter")},
-		{Name: "disruption without consolidateAfter", Object: npDisruption(`{consolidationPolicy: WhenEmpty}`), Want: "spec.disruption.consolidateAfter: Required value"},
 		{Name: "v1beta1 policy WhenUnderutilized", Object: npDisruption(`{consolidateAfter: 0s, consolidationPolicy: WhenUnderutilized}`), Want: `Unsupported value: "WhenUnderutilized"`},
 
 		// Budgets.

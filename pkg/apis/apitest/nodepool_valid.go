@@ -189,6 +189,7 @@ func ValidNodePools() []Case {
 		{Name: "weights 1 and 100", Object: npSpec(`{weight: 100}`)},
 		{Name: "consolidation off", Object: npDisruption(`{consolidateAfter: Never}`)},
 		{Name: "durations made of units", Object: npTemplate(`{expireAfter: 1h30m15s, terminationGracePeriod: 90s}`)},
+		{Name: "disruption without consolidateAfter is defaulted", Object: npDisruption(`{consolidationPolicy: WhenEmpty}`)},
 		{Name: "empty disruption is defaulted", Object: npDisruption(`{consolidateAfter: 30s, consolidationPolicy: WhenEmpty}`)},
 		{Name: "budget with nodes defaulted", Object: npBudgets(`{reasons: [Drifted]}`)},
 		{Name: "budget of 100 percent and of 0 nodes", Object: npBudgets(`{nodes: 100%}`, `{nodes: '0', schedule: '*/15 * * * *', duration: 5m}`)},

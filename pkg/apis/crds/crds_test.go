@@ -49,7 +49,8 @@ func TestPrinterColumns(t *testing.T) {
 			"CPU:1:.status.resources.cpu Memory:1:.status.resources.memory ",
 		"nodeclaims.karpenter.sh": `Type:0:.metadata.labels.node\.kubernetes\.io/instance-type Capacity:0:.metadata.labels.karpenter\.sh/capacity-type ` +
 			`Zone:0:.metadata.labels.topology\.kubernetes\.io/zone Node:0:.status.nodeName Ready:0:.status.conditions[?(@.type=="Ready")].status ` +
-			`Age:0:.metadata.creationTimestamp ID:1:.status.providerID NodePool:1:.metadata.labels.karpenter\.sh/nodepool NodeClass:1:.spec.nodeClassRef.name `,
+			`Age:0:.metadata.creationTimestamp ImageID:1:.status.imageID ID:1:.status.providerID NodePool:1:.metadata.labels.karpenter\.sh/nodepool ` +
+			`NodeClass:1:.spec.nodeClassRef.name Drifted:1:.status.conditions[?(@.type=="Drifted")].status `,
 		"ec2nodeclasses.karpenter.k8s.aws": `Ready:0:.status.conditions[?(@.type=="Ready")].status Age:0:.metadata.creationTimestamp Role:1:.spec.role `,
 	} {
 		if got := columns(t, name); got != want {

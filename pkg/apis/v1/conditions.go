@@ -1,6 +1,7 @@
 package v1
 
 import (
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +33,15 @@ func (in *NodeClaim) SetCondition(c metav1.Condition, now time.Time) bool {
 	c.ObservedGeneration = in.Generation
 	changed := setCondition(&in.Status.Conditions, c, now)
 	return setReady(&in.Status.Conditions, NodeClaimReadyDependents, in.Generation, now) || changed
+}
+
+// ClearCondition removes the NodeClaim's condition of type t (as Karpenter removes Drifted and
+// Consolidatable when they stop holding) and reports whether it was there. Ready's dependents
+// are not to be cleared.
+func (in *NodeClaim) ClearCondition(t string) bool {
+	n := len(in.Status.Conditions)
+	in.Status.Conditions = slices.DeleteFunc(in.Status.Conditions, func(c metav1.Condition) bool { return c.Type == t })
+	return len(in.Status.Conditions) != n
 }
 
 // GetCondition returns the NodePool's condition of type t, or nil.

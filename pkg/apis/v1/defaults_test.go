@@ -61,6 +61,19 @@ func TestNodePoolDefaultsInsideAGivenDisruption(t *testing.T) {
 	}
 }
 
+// Karpenter defaults consolidateAfter to 0s whenever it is left out, also inside a disruption
+// block that sets something else, so manifests written for it apply unchanged.
+func TestConsolidateAfterDefaultsToZeroInsideAGivenDisruption(t *testing.T) {
+	np := stored[v1.NodePool](t, patchYAML(apitest.BaseNodePool, `{spec: {disruption: {consolidationPolicy: WhenEmpty}}}`))
+	d := np.Spec.Disruption
+	if d.ConsolidateAfter.IsNever() || *d.ConsolidateAfter.Duration != 0 {
+		t.Errorf("consolidateAfter = %v, want 0s", d.ConsolidateAfter)
+	}
+	if d.ConsolidationPolicy != v1.ConsolidationPolicyWhenEmpty {
+		t.Errorf("consolidationPolicy = %q, want the given WhenEmpty", d.ConsolidationPolicy)
+	}
+}
+
 func TestNodePoolStatusDefaults(t *testing.T) {
 	np := stored[v1.NodePool](t, patchYAML(apitest.BaseNodePool, `{status: {resources: {cpu: '4'}}}`))
 	if np.Status.Nodes == nil || *np.Status.Nodes != 0 {

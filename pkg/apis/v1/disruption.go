@@ -8,7 +8,9 @@ import (
 type Disruption struct {
 	// ConsolidateAfter is how long a node must have gone without a pod starting or stopping on
 	// it before consolidation may consider it, or Never. Ignored by static NodePools.
-	// +required
+	// Left out, it is 0s, as in Karpenter.
+	// +kubebuilder:default:="0s"
+	// +optional
 	ConsolidateAfter NillableDuration `json:"consolidateAfter"`
 	// ConsolidationPolicy chooses which nodes consolidation may remove or replace.
 	// Ignored by static NodePools.

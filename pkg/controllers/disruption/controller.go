@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"sync"
 	"time"
@@ -12,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -37,7 +39,28 @@ const (
 	EventBlocked = "DisruptionBlocked"
 	// EventTaintRemoved: at start-up, a karpenter.sh/disrupted taint no command owns was removed.
 	EventTaintRemoved = "DisruptionTaintRemoved"
+	// EventUnconsolidatable: consolidation looked at the node and left it, for the reason the
+	// message gives (see consolidationReasons). Recorded on the Node and its NodeClaim, at most
+	// once per UnconsolidatableInterval each, as Karpenter does.
+	EventUnconsolidatable = "Unconsolidatable"
 )
+
+// UnconsolidatableInterval is how long an object that got an Unconsolidatable event gets no
+// other, whatever its message (Karpenter's de-duplication).
+const UnconsolidatableInterval = 15 * time.Minute
+
+// consolidationReasons are the skip reasons of consolidation itself, recorded as
+// Unconsolidatable events: the node was simulated and removing or replacing it did not pay or
+// did not fit.
+var consolidationReasons = map[disruption.SkipReason]bool{
+	disruption.SkipNotCheaper:       true,
+	disruption.SkipSavingsFloor:     true,
+	disruption.SkipSpotToSpot:       true,
+	disruption.SkipSpotToSpotTooNew: true,
+	disruption.SkipReserved:         true,
+	disruption.SkipUnschedulable:    true,
+	disruption.SkipBalanced:         true,
+}
 
 // blockingReasons are the skip reasons recorded as DisruptionBlocked events: those that hold a
 // node back until someone changes something. Reasons that pass by themselves (consolidateAfter
@@ -66,7 +89,9 @@ type Controller struct {
 	cursor  string
 	running map[string]*execution // candidate node → the command it is in
 	held    map[string]time.Time  // node → until when it is left alone after a failure
-	wg      sync.WaitGroup
+	// unconsolidatable is when each object last got an Unconsolidatable event.
+	unconsolidatable map[types.UID]time.Time
+	wg               sync.WaitGroup
 }
 
 var _ manager.LeaderElectionRunnable = (*Controller)(nil)
@@ -81,7 +106,7 @@ func New(deps Deps, opts Options) (*Controller, error) {
 	return &Controller{
 		deps: deps, opts: opts, log: deps.Log,
 		builder: newBuilder(src, deps.Clock, opts.DriftCheckInterval),
-		running: map[string]*execution{}, held: map[string]time.Time{},
+		running: map[string]*execution{}, held: map[string]time.Time{}, unconsolidatable: map[types.UID]time.Time{},
 	}, nil
 }
 
@@ -191,7 +216,7 @@ func (c *Controller) Pass(ctx context.Context) PassResult {
 	for _, cmd := range dec.Commands {
 		c.launch(ctx, cmd)
 	}
-	c.recordPodEvents(ctx, view)
+	c.recordClaimStatus(ctx, view)
 	if len(dec.Commands) > 0 {
 		c.log.Info("disruption pass acted", "commands", len(dec.Commands), "skips", len(dec.Skips), "simulations", dec.Simulations,
 			"outcome", dec.Outcome, "duration", res.Duration.String())
@@ -239,12 +264,42 @@ func (c *Controller) recordDecision(view *View, dec *disruption.Decision, busy m
 			reason = disruption.SkipInCommand
 		}
 		Skips.WithLabelValues(string(reason)).Inc()
+		if consolidationReasons[reason] {
+			c.recordUnconsolidatable(view, s)
+		}
 		if !blockingReasons[reason] {
 			continue
 		}
 		if node := view.Nodes[s.Node]; node != nil {
 			c.deps.Recorder.Eventf(node, corev1.EventTypeNormal, EventBlocked, "Cannot disrupt Node: %s (%s)", s.Message, reason)
 		}
+	}
+}
+
+// recordUnconsolidatable records an Unconsolidatable event with the skip's message on the node
+// and on its NodeClaim, each unless it got one within UnconsolidatableInterval.
+func (c *Controller) recordUnconsolidatable(view *View, s disruption.Skip) {
+	now := c.deps.Clock.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for uid, at := range c.unconsolidatable {
+		if now.Sub(at) >= UnconsolidatableInterval {
+			delete(c.unconsolidatable, uid)
+		}
+	}
+	var objs []client.Object
+	if node := view.Nodes[s.Node]; node != nil {
+		objs = append(objs, node)
+	}
+	if nc := view.Claims[s.Node]; nc != nil {
+		objs = append(objs, nc)
+	}
+	for _, obj := range objs {
+		if _, recent := c.unconsolidatable[obj.GetUID()]; recent {
+			continue
+		}
+		c.unconsolidatable[obj.GetUID()] = now
+		c.deps.Recorder.Event(obj, corev1.EventTypeNormal, EventUnconsolidatable, s.Message)
 	}
 }
 
@@ -382,30 +437,90 @@ func candidatesOf(ex *execution) []string {
 	return out
 }
 
-// maxPodEventWrites bounds the NodeClaim status writes of one pass's recordPodEvents; the rest
+// maxStatusWrites bounds the NodeClaim status writes of one pass's recordClaimStatus; the rest
 // wait for the next pass.
-const maxPodEventWrites = 50
+const maxStatusWrites = 50
 
-// recordPodEvents writes a node's last pod event, as the cluster mirror saw it, into its
-// NodeClaim's status.lastPodEventTime when that is older (to the second it stores), so that
-// consolidateAfter keeps counting from the right moment across a restart of the controller.
-func (c *Controller) recordPodEvents(ctx context.Context, v *View) {
+// recordClaimStatus brings each managed NodeClaim's status up to date with what the pass saw:
+//   - status.lastPodEventTime, when the node's last pod event (as the cluster mirror saw it) is
+//     newer to the second it stores, so that consolidateAfter keeps counting from the right
+//     moment across a restart of the controller;
+//   - the Drifted condition (True with the drift's reason, removed when the claim matches
+//     again) and the Consolidatable condition (True once consolidateAfter has passed for an
+//     initialized claim, removed otherwise), as Karpenter writes them, so that
+//     `kubectl get nodeclaims -o wide` shows DRIFTED.
+//
+// A write that only moves lastPodEventTime is a plain merge patch; one that changes conditions
+// (a list the patch replaces whole) carries the resourceVersion, so it cannot undo a condition
+// another controller set meanwhile: a conflict waits for the next pass.
+func (c *Controller) recordClaimStatus(ctx context.Context, v *View) {
 	written := 0
 	for i := range v.Snapshot.Nodes {
 		e := &v.Snapshot.Nodes[i]
 		nc := v.Claims[e.Name]
-		if nc == nil || nc.DeletionTimestamp != nil || e.LastPodEvent.IsZero() ||
-			!e.LastPodEvent.Truncate(time.Second).After(nc.Status.LastPodEventTime.Time) {
+		if nc == nil || nc.DeletionTimestamp != nil || e.Deleting && e.LastPodEvent.IsZero() {
 			continue
 		}
-		if written == maxPodEventWrites {
+		upd := nc.DeepCopy()
+		if !e.LastPodEvent.IsZero() && e.LastPodEvent.Truncate(time.Second).After(nc.Status.LastPodEventTime.Time) {
+			upd.Status.LastPodEventTime = metav1.NewTime(e.LastPodEvent)
+		}
+		conditions := false
+		if !e.Deleting {
+			conditions = c.claimConditions(upd, e, v)
+		}
+		if !conditions && upd.Status.LastPodEventTime.Equal(&nc.Status.LastPodEventTime) {
+			continue
+		}
+		if written == maxStatusWrites {
 			return
 		}
 		written++
-		upd := nc.DeepCopy()
-		upd.Status.LastPodEventTime = metav1.NewTime(e.LastPodEvent)
-		if err := c.deps.Client.Status().Patch(ctx, upd, client.MergeFrom(nc)); err != nil && !apierrors.IsNotFound(err) {
-			c.log.V(1).Info("recording the last pod event failed; trying again next pass", "nodeclaim", nc.Name, "error", err.Error())
+		patch := client.MergeFrom(nc)
+		if conditions {
+			patch = client.MergeFromWithOptions(nc, client.MergeFromWithOptimisticLock{})
+		}
+		if err := c.deps.Client.Status().Patch(ctx, upd, patch); err != nil && !apierrors.IsNotFound(err) {
+			c.log.V(1).Info("recording the claim's status failed; trying again next pass", "nodeclaim", nc.Name, "error", err.Error())
 		}
 	}
 }
+
+// claimConditions sets nc's Drifted and Consolidatable conditions from the snapshot entry e and
+// reports whether they changed.
+func (c *Controller) claimConditions(nc *apisv1.NodeClaim, e *disruption.Node, v *View) bool {
+	now := v.Snapshot.Now
+	changed := false
+	if e.Drifted != "" {
+		changed = nc.SetCondition(metav1.Condition{Type: apisv1.ConditionTypeDrifted, Status: metav1.ConditionTrue,
+			Reason: conditionReason(v.DriftReasons[e.Name], "Drifted"), Message: e.Drifted}, now)
+	} else {
+		changed = nc.ClearCondition(apisv1.ConditionTypeDrifted)
+	}
+	pool := v.Snapshot.NodePools[e.NodePool]
+	if at, ok := consolidatableAt(pool, e); ok && e.Initialized && !now.Before(at) {
+		changed = nc.SetCondition(metav1.Condition{Type: apisv1.ConditionTypeConsolidatable, Status: metav1.ConditionTrue,
+			Reason: apisv1.ConditionTypeConsolidatable}, now) || changed
+	} else {
+		changed = nc.ClearCondition(apisv1.ConditionTypeConsolidatable) || changed
+	}
+	return changed
+}
+
+func consolidatableAt(pool *apisv1.NodePool, e *disruption.Node) (time.Time, bool) {
+	if pool == nil {
+		return time.Time{}, false
+	}
+	return disruption.ConsolidatableAt(pool, e)
+}
+
+// conditionReason returns reason when the API accepts it as a condition's reason (a CamelCase
+// word such as a cloud provider's drift reason), else fallback.
+func conditionReason(reason, fallback string) string {
+	if reason == "" || len(reason) > 1024 || !conditionReasonRE.MatchString(reason) {
+		return fallback
+	}
+	return reason
+}
+
+var conditionReasonRE = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)

@@ -30,6 +30,7 @@ func TestOnControlPlane(t *testing.T) {
 	t.Run("CleanupOrphanTaints", func(t *testing.T) { testCleanupOrphanTaints(t, e) })
 	t.Run("OrphanTaintsCleanedWhileRunning", func(t *testing.T) { testOrphanTaintsWhileRunning(t, e) })
 	t.Run("LastPodEventRecorded", func(t *testing.T) { testLastPodEventRecorded(t, e) })
+	t.Run("DriftedConsolidatableAndUnconsolidatable", func(t *testing.T) { testClaimConditionsAndUnconsolidatable(t, e) })
 }
 
 // pool is a nodepool of m5 on-demand nodes that only drift disrupts.
@@ -238,4 +239,69 @@ func testLastPodEventRecorded(t *testing.T, e *ctrltest.Env) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// The disruption loop writes Karpenter's NodeClaim conditions: Consolidatable once
+// consolidateAfter has passed, Drifted (with the drift's reason) while the claim no longer
+// matches its nodepool, removed when it matches again; and a node consolidation looked at and
+// left gets an Unconsolidatable event with the reason, on the Node and on the NodeClaim.
+func testClaimConditionsAndUnconsolidatable(t *testing.T, e *ctrltest.Env) {
+	ctx := context.Background()
+	e.NodeClass(t, "conds", ctrltest.FastSpec())
+	np := pool("conds", "conds")
+	np.Spec.Disruption.ConsolidateAfter = apisv1.NewNillableDuration(0)
+	e.Create(t, np)
+	runController(t, e, disruptionctrl.Options{PassInterval: 300 * time.Millisecond})
+	node, nc := claimOf(t, e, np, "conds-a")
+	e.Namespace(t, "conds")
+	pod := ctrltest.NewPod("conds", "app", node)
+	pod.Spec.NodeSelector = map[string]string{apisv1.NodePoolLabelKey: np.Name}
+	e.Create(t, pod)
+	e.PodRunning(t, "conds", "app", node)
+
+	// m5.large is the cheapest m5: the node can be neither deleted nor replaced for less.
+	got := e.WaitCondition(t, nc.Name, apisv1.ConditionTypeConsolidatable)
+	if got.IsTrue(apisv1.ConditionTypeDrifted) {
+		t.Errorf("a claim matching its nodepool is Drifted: %+v", got.GetCondition(apisv1.ConditionTypeDrifted))
+	}
+	for _, name := range []string{node, nc.Name} {
+		ev := e.WaitEvent(t, name, disruptionctrl.EventUnconsolidatable)
+		if ev.Type != corev1.EventTypeNormal || ev.Message == "" {
+			t.Errorf("Unconsolidatable event on %s: %s %q", name, ev.Type, ev.Message)
+		}
+	}
+
+	// Keep the node (do-not-disrupt) and change the template: the claim is Drifted, not replaced.
+	n := e.Node(t, node)
+	orig := n.DeepCopy()
+	if n.Annotations == nil {
+		n.Annotations = map[string]string{}
+	}
+	n.Annotations[apisv1.DoNotDisruptAnnotationKey] = "true"
+	if err := e.Client.Patch(ctx, n, client.MergeFrom(orig)); err != nil {
+		t.Fatal(err)
+	}
+	setTemplateLabel := func(v string) {
+		stored := &apisv1.NodePool{}
+		e.Get(t, "", np.Name, stored)
+		before := stored.DeepCopy()
+		if v == "" {
+			delete(stored.Spec.Template.Labels, "team")
+		} else {
+			stored.Spec.Template.Labels = map[string]string{"team": v}
+		}
+		if err := e.Client.Patch(ctx, stored, client.MergeFrom(before)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setTemplateLabel("blue")
+	got = e.WaitCondition(t, nc.Name, apisv1.ConditionTypeDrifted)
+	if c := got.GetCondition(apisv1.ConditionTypeDrifted); c.Reason != disruptionctrl.DriftNodePool {
+		t.Errorf("Drifted reason %q, want %s", c.Reason, disruptionctrl.DriftNodePool)
+	}
+	setTemplateLabel("")
+	ctrltest.Eventually(t, "the Drifted condition removed once the claim matches again", func() (bool, string) {
+		c := e.Claim(t, nc.Name).GetCondition(apisv1.ConditionTypeDrifted)
+		return c == nil, fmt.Sprintf("%+v", c)
+	})
 }

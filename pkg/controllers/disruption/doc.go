@@ -36,7 +36,11 @@
 // DisruptionLaunching, DisruptionWaitingReadiness, DisruptionTerminating, DisruptionFailed;
 // DisruptionBlocked on nodes a pass left alone for a reason someone can act on
 // (do-not-disrupt, a PodDisruptionBudget, a budget, pods that would fit nowhere, ...);
-// DisruptionTaintRemoved at start-up. Metrics:
+// DisruptionTaintRemoved at start-up; Unconsolidatable (Karpenter's) on a Node and its
+// NodeClaim that consolidation simulated and left (not cheaper, under the savings floor,
+// spot-to-spot rules, pods that would fit nowhere, ...), with the reason as its message, at
+// most once per object per 15 minutes. After each pass the NodeClaims' Drifted and
+// Consolidatable conditions are brought up to date (see recordClaimStatus). Metrics:
 //
 //	tenon_disruption_pass_duration_seconds{outcome}        Acted, NoOp, Truncated, Error
 //	tenon_disruption_candidates{method}                    nodes in the last pass's commands

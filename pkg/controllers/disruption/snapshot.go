@@ -51,6 +51,9 @@ type View struct {
 	// PriceUnknown lists the entries whose offering was not found among their nodepool's
 	// instance types (their Price is 0, so consolidation never counts on removing them).
 	PriceUnknown map[string]bool
+	// DriftReasons are the reasons (NodePoolDrifted, RequirementsDrifted, or the cloud
+	// provider's) of the entries whose Drifted is set, for the NodeClaim's Drifted condition.
+	DriftReasons map[string]string
 
 	solver *solverinput.View
 	index  map[string]int // entry name → index in Snapshot.Nodes
@@ -87,7 +90,7 @@ func (b *Builder) Build(ctx context.Context, o BuildOptions) (*View, error) {
 	v := &View{
 		Snapshot: &disruption.Snapshot{Solver: sv.Snapshot, NodePools: map[string]*apisv1.NodePool{}, PDBs: cluster.PDBs(), Now: now},
 		Nodes:    map[string]*corev1.Node{}, Claims: map[string]*apisv1.NodeClaim{},
-		Excluded: map[string]string{}, PriceUnknown: map[string]bool{},
+		Excluded: map[string]string{}, PriceUnknown: map[string]bool{}, DriftReasons: map[string]string{},
 		solver: sv, index: map[string]int{},
 	}
 	static := map[string]bool{}
@@ -222,7 +225,11 @@ func (b *Builder) node(ctx context.Context, now time.Time, node *corev1.Node, nc
 		n.ExpireAt = nc.CreationTimestamp.Add(*ea.Duration)
 	}
 	if !n.Deleting {
-		n.Drifted = b.drifted(ctx, now, node, nc, pol)
+		var reason string
+		reason, n.Drifted = b.drifted(ctx, now, node, nc, pol)
+		if reason != "" {
+			v.DriftReasons[node.Name] = reason
+		}
 	}
 	return n
 }
@@ -266,28 +273,35 @@ func HasDisruptedTaint(node *corev1.Node) bool {
 // nodepool's template changed since the claim was made from it (a claim stamped by another
 // hash version is not judged), a requirement of the nodepool no longer allows one of the
 // node's labels, or the cloud provider reports drift.
-func (b *Builder) drifted(ctx context.Context, now time.Time, node *corev1.Node, nc *apisv1.NodeClaim, pol *poolPolicy) string {
+func (b *Builder) drifted(ctx context.Context, now time.Time, node *corev1.Node, nc *apisv1.NodeClaim, pol *poolPolicy) (reason, msg string) {
 	if pol != nil {
 		if h, ok := nc.Annotations[apisv1.NodePoolHashAnnotationKey]; ok && h != pol.hash &&
 			nc.Annotations[apisv1.NodePoolHashVersionAnnotationKey] == apisv1.NodePoolHashVersion {
-			return "the nodepool's template changed"
+			return DriftNodePool, "the nodepool's template changed"
 		}
 		if pol.reqsErr == nil {
 			for _, r := range pol.reqs.Items() {
 				if val, ok := node.Labels[r.Key]; ok && !r.Matches(val, true) {
-					return fmt.Sprintf("the nodepool's requirements no longer allow %s=%s", r.Key, val)
+					return DriftRequirements, fmt.Sprintf("the nodepool's requirements no longer allow %s=%s", r.Key, val)
 				}
 			}
 		}
 	}
 	if nc.Status.ProviderID == "" {
-		return ""
+		return "", ""
 	}
 	if reason := b.cloudDrift(ctx, now, nc); reason != "" {
-		return "the cloud provider reports " + string(reason)
+		return string(reason), "the cloud provider reports " + string(reason)
 	}
-	return ""
+	return "", ""
 }
+
+// Drift reasons of the Drifted condition found by tenon itself, as Karpenter names them; the
+// cloud provider's IsDrifted supplies the others.
+const (
+	DriftNodePool     = "NodePoolDrifted"
+	DriftRequirements = "RequirementsDrifted"
+)
 
 // cloudDrift asks the cloud provider whether the claim drifted, reusing a verdict younger than
 // driftTTL. A failed check counts as no drift until the next check.

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -20,6 +21,8 @@ const (
 	NodeClaimProviderID = "status.providerID"
 	// PodNodeName indexes Pods by spec.nodeName.
 	PodNodeName = "spec.nodeName"
+	// VolumeAttachmentNodeName indexes VolumeAttachments by spec.nodeName.
+	VolumeAttachmentNodeName = "spec.nodeName"
 )
 
 var (
@@ -44,6 +47,9 @@ func Setup(ctx context.Context, mgr manager.Manager) error {
 		{&corev1.Node{}, NodeProviderID, func(o client.Object) []string { return nonEmpty(o.(*corev1.Node).Spec.ProviderID) }},
 		{&apisv1.NodeClaim{}, NodeClaimProviderID, func(o client.Object) []string { return nonEmpty(o.(*apisv1.NodeClaim).Status.ProviderID) }},
 		{&corev1.Pod{}, PodNodeName, func(o client.Object) []string { return nonEmpty(o.(*corev1.Pod).Spec.NodeName) }},
+		{&storagev1.VolumeAttachment{}, VolumeAttachmentNodeName, func(o client.Object) []string {
+			return nonEmpty(o.(*storagev1.VolumeAttachment).Spec.NodeName)
+		}},
 	}
 	for _, ix := range indexes {
 		if err := fi.IndexField(ctx, ix.obj, ix.field, ix.fn); err != nil {

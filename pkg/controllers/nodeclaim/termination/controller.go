@@ -20,6 +20,7 @@ import (
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/index"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/kube"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/owned"
+	"github.com/tenon-sh/tenon/pkg/events"
 )
 
 // Controller terminates NodeClaims being deleted.
@@ -61,7 +62,7 @@ func Register(mgr manager.Manager, deps Deps, opts Options) error {
 		deps.Client = mgr.GetClient()
 	}
 	if deps.Recorder == nil {
-		deps.Recorder = mgr.GetEventRecorderFor(ControllerName) //nolint:staticcheck // the provisioner records through the same API
+		deps.Recorder = events.New(mgr.GetEventRecorderFor(ControllerName), events.Options{}) //nolint:staticcheck // the provisioner records through the same API
 	}
 	c, err := New(deps, opts)
 	if err != nil {

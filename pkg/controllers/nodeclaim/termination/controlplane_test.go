@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +34,9 @@ func TestOnControlPlane(t *testing.T) {
 		t.Run("NodeDeletion", func(t *testing.T) { t.Parallel(); testNodeDeletion(t, e) })
 		t.Run("EarlierAnnotatedTime", func(t *testing.T) { t.Parallel(); testEarlierAnnotatedTime(t, e) })
 		t.Run("EarlierGracePeriod", func(t *testing.T) { t.Parallel(); testEarlierGracePeriod(t, e) })
+		t.Run("WaitsForVolumeAttachments", func(t *testing.T) { t.Parallel(); testWaitsForVolumeAttachments(t, e, m) })
+		t.Run("VolumeAttachmentsTimeOut", func(t *testing.T) { t.Parallel(); testVolumeAttachmentsTimeOut(t, e, m) })
+		t.Run("InvalidDoNotDisruptIsReported", func(t *testing.T) { t.Parallel(); testInvalidDoNotDisrupt(t, e) })
 	})
 	t.Run("DrainAcrossRestart", func(t *testing.T) { testDrain(t, e, m, opts) })
 }
@@ -231,4 +236,102 @@ func testEarlierGracePeriod(t *testing.T, e *ctrltest.Env) {
 	})
 	e.WaitGone(t, "", claim.Name, &apisv1.NodeClaim{})
 	e.WaitGone(t, "", node, &corev1.Node{})
+}
+
+// volumeAttachment creates a VolumeAttachment of persistent volume pv on node, as the CSI
+// attacher would for an EBS volume.
+func volumeAttachment(t *testing.T, e *ctrltest.Env, name, node, pv string) *storagev1.VolumeAttachment {
+	t.Helper()
+	va := &storagev1.VolumeAttachment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: storagev1.VolumeAttachmentSpec{Attacher: "ebs.csi.aws.com", NodeName: node,
+			Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: &pv}},
+	}
+	e.Create(t, va)
+	return va
+}
+
+func volumesDetached(t *testing.T, e *ctrltest.Env, name string) *metav1.Condition {
+	t.Helper()
+	c := e.Claim(t, name)
+	if c == nil {
+		return nil
+	}
+	return c.GetCondition(apisv1.ConditionTypeVolumesDetached)
+}
+
+// A terminating NodeClaim keeps its instance while a VolumeAttachment of its Node remains
+// (VolumesDetached Unknown, an AwaitingVolumeDetachment event on the Node), and finishes once
+// the attachment is gone.
+func testWaitsForVolumeAttachments(t *testing.T, e *ctrltest.Env, m *ctrltest.Manager) {
+	ctx := context.Background()
+	claim, node := ready(t, e, "volumes-1", nil)
+	va := volumeAttachment(t, e, "volumes-1-pv", node, "pv-volumes-1")
+	if err := e.Client.Delete(ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	ctrltest.Eventually(t, "the claim waits for the VolumeAttachment", func() (bool, string) {
+		c := volumesDetached(t, e, claim.Name)
+		return c != nil && c.Status == metav1.ConditionUnknown && c.Reason == termination.ReasonAwaitingVolumeDetachment, fmt.Sprintf("%+v", c)
+	})
+	e.WaitEvent(t, node, termination.ReasonAwaitingVolumeDetachment)
+	time.Sleep(2 * time.Second)
+	if _, err := m.Provider.Get(ctx, claim.Status.ProviderID); err != nil {
+		t.Fatalf("the instance was deleted while a VolumeAttachment of its node remains: %v", err)
+	}
+	if e.Claim(t, claim.Name) == nil {
+		t.Fatal("the claim finished terminating while a VolumeAttachment of its node remains")
+	}
+	if err := e.Client.Delete(ctx, va); err != nil {
+		t.Fatal(err)
+	}
+	e.WaitGone(t, "", claim.Name, &apisv1.NodeClaim{})
+	if _, err := m.Provider.Get(ctx, claim.Status.ProviderID); !cloudprovider.IsNodeClaimNotFound(err) {
+		t.Errorf("the instance is still there once the VolumeAttachment went: %v", err)
+	}
+}
+
+// With a terminationGracePeriod, the wait for VolumeAttachments ends with it: VolumesDetached
+// turns False (TerminationGracePeriodElapsed) and the instance is deleted anyway.
+func testVolumeAttachmentsTimeOut(t *testing.T, e *ctrltest.Env, m *ctrltest.Manager) {
+	ctx := context.Background()
+	claim, node := ready(t, e, "volumes-2", func(c *apisv1.NodeClaim) { c.Spec.TerminationGracePeriod = ctrltest.Dur("4s") })
+	va := volumeAttachment(t, e, "volumes-2-pv", node, "pv-volumes-2")
+	defer func() { _ = e.Client.Delete(ctx, va) }()
+	var gone *apisv1.NodeClaim
+	ctrltest.Eventually(t, "the claim records the timeout", func() (bool, string) {
+		if gone == nil {
+			if err := e.Client.Delete(ctx, claim); err != nil {
+				return false, err.Error()
+			}
+			gone = claim
+		}
+		c := volumesDetached(t, e, claim.Name)
+		return c == nil || c.Status == metav1.ConditionFalse && c.Reason == termination.ReasonGracePeriodElapsed, fmt.Sprintf("%+v", c)
+	})
+	e.WaitGone(t, "", claim.Name, &apisv1.NodeClaim{})
+	if _, err := m.Provider.Get(ctx, claim.Status.ProviderID); !cloudprovider.IsNodeClaimNotFound(err) {
+		t.Errorf("the instance is still there after the terminationGracePeriod: %v", err)
+	}
+	e.WaitEvent(t, claim.Name, termination.ReasonGracePeriodElapsed)
+}
+
+// A do-not-disrupt value that is neither "true" nor a duration protects nothing: the drain
+// evicts the pod and says why with an InvalidDoNotDisruptAnnotation warning on it.
+func testInvalidDoNotDisrupt(t *testing.T, e *ctrltest.Env) {
+	claim, node := ready(t, e, "invalid-dnd-1", nil)
+	e.Namespace(t, "invalid-dnd")
+	pod := ctrltest.NewPod("invalid-dnd", "invalid-dnd-app", node)
+	pod.Annotations = map[string]string{apisv1.DoNotDisruptAnnotationKey: "forever"}
+	e.Create(t, pod)
+	e.PodRunning(t, "invalid-dnd", "invalid-dnd-app", node)
+	if err := e.Client.Delete(context.Background(), claim); err != nil {
+		t.Fatal(err)
+	}
+	ev := e.WaitEvent(t, "invalid-dnd-app", termination.ReasonInvalidDoNotDisrupt)
+	if ev.Type != corev1.EventTypeWarning || !strings.Contains(ev.Message, `"forever"`) {
+		t.Errorf("event %s %q", ev.Type, ev.Message)
+	}
+	e.WaitEvent(t, "invalid-dnd-app", termination.ReasonEvicted)
+	e.WaitGone(t, "", claim.Name, &apisv1.NodeClaim{})
 }

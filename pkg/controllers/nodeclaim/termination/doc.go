@@ -14,14 +14,21 @@
 //     through the Eviction API (see PlanDrain): non-critical pods first, then critical ones;
 //     DaemonSet pods, static pods, finished pods and pods tolerating the disrupted taint stay.
 //     A PodDisruptionBudget's refusal (HTTP 429) is recorded as an event and retried with
-//     backoff; pods annotated karpenter.sh/do-not-disrupt=true are not evicted but waited for.
+//     backoff; pods a karpenter.sh/do-not-disrupt annotation protects ("true", or a duration
+//     since the pod started that has not run out; see apisv1.PodDoNotDisrupt) are not evicted
+//     but waited for, and an invalid value gets an InvalidDoNotDisruptAnnotation warning.
 //     Once the termination time leaves a pod no more than its own grace period, the pod is
 //     deleted directly; once the termination time passes, the drain is over. The claim's
 //     Drained condition follows.
-//  3. The instance is deleted through CloudProvider.Delete (a NodeClaimNotFoundError means it
+//  3. The termination waits for the Node's VolumeAttachments of persistent volumes to be deleted
+//     (except those of pods the drain leaves), so that a volume is detached before its instance
+//     goes: VolumesDetached is Unknown (AwaitingVolumeDetachment, an event on the Node) meanwhile,
+//     True once none is left, False (TerminationGracePeriodElapsed) when the termination time
+//     passes first, and then the instance goes anyway.
+//  4. The instance is deleted through CloudProvider.Delete (a NodeClaimNotFoundError means it
 //     is gone) and the controller waits until the provider no longer reports it
 //     (InstanceTerminating=True meanwhile).
-//  4. The Node is deleted and its finalizer removed, then the claim's.
+//  5. The Node is deleted and its finalizer removed, then the claim's.
 //
 // A Node being deleted with the termination finalizer gets its NodeClaim deleted, which
 // brings the Node through the steps above. A Node whose NodeClaim is gone has its instance

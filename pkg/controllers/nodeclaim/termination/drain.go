@@ -89,7 +89,7 @@ func PlanDrain(pods []*corev1.Pod, now time.Time, deadline *time.Time, stuckAfte
 				continue
 			}
 		}
-		if IsDoNotDisrupt(pod) {
+		if IsDoNotDisrupt(pod, now) {
 			continue // waited for, never evicted, and holds up no group
 		}
 		g := groupOf(pod)
@@ -174,10 +174,12 @@ func ToleratesDisruption(pod *corev1.Pod) bool {
 	return false
 }
 
-// IsDoNotDisrupt reports whether pod carries karpenter.sh/do-not-disrupt=true: it is not
-// evicted, and the drain waits for it to finish until the terminationGracePeriod runs out.
-func IsDoNotDisrupt(pod *corev1.Pod) bool {
-	return pod.Annotations[apisv1.DoNotDisruptAnnotationKey] == "true"
+// IsDoNotDisrupt reports whether pod's karpenter.sh/do-not-disrupt annotation protects it at
+// now ("true", or a duration since the pod started that has not run out; see
+// apisv1.PodDoNotDisrupt): it is not evicted, and the drain waits for it to finish or for its
+// protection to run out, until the terminationGracePeriod does.
+func IsDoNotDisrupt(pod *corev1.Pod, now time.Time) bool {
+	return apisv1.PodDoNotDisrupt(pod, now).Active
 }
 
 // IsCritical reports whether pod belongs to the system-critical priority classes.

@@ -106,6 +106,33 @@ func TestPlanDrainOrder(t *testing.T) {
 	}
 }
 
+// A do-not-disrupt duration protects a pod from eviction until that long after it started;
+// then the drain evicts it like any other. A value that is no duration protects nothing.
+func TestDrainHonoursDoNotDisruptDuration(t *testing.T) {
+	annotated := func(v string, started time.Time) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.Annotations = map[string]string{apisv1.DoNotDisruptAnnotationKey: v}
+			p.Status.StartTime = &metav1.Time{Time: started}
+		}
+	}
+	pods := []*corev1.Pod{
+		pod("fresh", annotated("1h", epoch.Add(-30*time.Minute))),
+		pod("old", annotated("1h", epoch.Add(-2*time.Hour))),
+		pod("garbage", annotated("soon", epoch)),
+	}
+	plan := termination.PlanDrain(pods, epoch, nil, time.Minute)
+	if got := names(plan.Evict); !slices.Equal(got, []string{"garbage", "old"}) {
+		t.Errorf("evict %v, want [garbage old]: fresh is protected for 30 more minutes", got)
+	}
+	if got := names(plan.Waiting); !slices.Equal(got, []string{"fresh", "garbage", "old"}) {
+		t.Errorf("waiting %v", got)
+	}
+	plan = termination.PlanDrain(pods[:1], epoch.Add(30*time.Minute), nil, time.Minute)
+	if got := names(plan.Evict); !slices.Equal(got, []string{"fresh"}) {
+		t.Errorf("evict %v once the hour ran out, want [fresh]", got)
+	}
+}
+
 func TestPlanDrainDeadline(t *testing.T) {
 	deadline := epoch.Add(10 * time.Second)
 	pods := []*corev1.Pod{

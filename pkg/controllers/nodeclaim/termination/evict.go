@@ -21,6 +21,9 @@ const (
 	ReasonEvicted         = "Evicted"
 	ReasonEvictionBlocked = "EvictionBlocked"
 	ReasonDeleted         = "DeletedForTermination"
+	// ReasonInvalidDoNotDisrupt (Warning): the pod's karpenter.sh/do-not-disrupt value is
+	// neither "true" nor a positive duration, so it does not protect the pod from the drain.
+	ReasonInvalidDoNotDisrupt = "InvalidDoNotDisruptAnnotation"
 )
 
 // drain runs one pass of draining node: it deletes the pods the deadline has caught up with
@@ -35,6 +38,11 @@ func (c *Controller) drain(ctx context.Context, claim *apisv1.NodeClaim, node *c
 		pods[i] = &list[i]
 	}
 	now := c.now()
+	for _, pod := range pods {
+		if err := apisv1.PodDoNotDisrupt(pod, now).Err; err != nil {
+			c.deps.Recorder.Eventf(pod, corev1.EventTypeWarning, ReasonInvalidDoNotDisrupt, "%v; the drain of NodeClaim %s ignores it", err, claim.Name)
+		}
+	}
 	plan := PlanDrain(pods, now, deadline, c.opts.StuckPodTimeout)
 	for _, d := range plan.Delete {
 		if err := c.deletePod(ctx, claim, d); err != nil {

@@ -61,6 +61,12 @@ func (c *Controller) terminate(ctx context.Context, claim *apisv1.NodeClaim) (re
 		}
 		claim.SetCondition(metav1.Condition{Type: apisv1.ConditionTypeDrained, Status: metav1.ConditionTrue, Reason: ReasonDrained}, now)
 	}
+	if node != nil {
+		wait, err := c.awaitVolumes(ctx, claim, node, deadline, now)
+		if err != nil || wait > 0 {
+			return wait, false, err
+		}
+	}
 	gone, err := c.terminateInstance(ctx, claim)
 	if err != nil || !gone {
 		return c.opts.InstancePollInterval, false, err

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+// --feature-gates SpotToSpotConsolidation=… reaches the disruption decision of `tenon
+// controller` (and of `tenon explain`, which registers the same flags); it is off by default,
+// as in Karpenter, and an unknown gate is refused by name.
+func TestFeatureGatesFlagSwitchesSpotToSpotConsolidation(t *testing.T) {
+	parse := func(args ...string) (*controllerFlags, error) {
+		f := &controllerFlags{}
+		fs := pflag.NewFlagSet("controller", pflag.ContinueOnError)
+		f.register(fs)
+		return f, fs.Parse(args)
+	}
+	f, err := parse()
+	if err != nil || f.opts.Disruption.Decision.SpotToSpotConsolidation {
+		t.Fatalf("default: spot-to-spot %v, %v; want off", f.opts.Disruption.Decision.SpotToSpotConsolidation, err)
+	}
+	f, err = parse("--feature-gates", "SpotToSpotConsolidation=true,NodeRepair=false")
+	if err != nil || !f.opts.Disruption.Decision.SpotToSpotConsolidation {
+		t.Fatalf("SpotToSpotConsolidation=true: spot-to-spot %v, %v", f.opts.Disruption.Decision.SpotToSpotConsolidation, err)
+	}
+	if _, err := parse("--feature-gates", "SpotToSpotConsolidaton=true"); err == nil || !strings.Contains(err.Error(), `"SpotToSpotConsolidaton"`) {
+		t.Errorf("a misspelt gate: %v; want an error naming it", err)
+	}
+	if _, err := runTenon(t, "simulate", "--feature-gates", "Bogus=true", "--trace", "x.csv"); err == nil || !strings.Contains(err.Error(), `"Bogus"`) {
+		t.Errorf("simulate with an unknown gate: %v; want an error naming it", err)
+	}
+}
