@@ -218,7 +218,7 @@ func (s *solve) compileForPools(c *class) {
 			continue
 		}
 		if !s.canHold(p, c) {
-			c.poolReason[pi] = &Reason{Kind: ReasonResources, NodePool: p.name(), Detail: c.requests.String()}
+			c.poolReason[pi] = &Reason{Kind: ReasonResources, NodePool: p.name(), Detail: scheduling.FormatPodRequests(c.requests, c.pods[0])}
 		}
 	}
 }
@@ -237,6 +237,11 @@ func (s *solve) compileAlt(p *pool, c *class, alt scheduling.Requirements) (*alt
 	types, empty := p.typeSet(alt)
 	if empty != nil {
 		return nil, &Reason{Kind: ReasonRequirement, NodePool: p.name(), Key: empty.Key, Requirement: empty.String(), Detail: "the instance types"}
+	}
+	if len(c.hostPorts) > 0 && p.dsPorts {
+		if r := s.dropDaemonPortClashes(p, c, types); r != nil {
+			return nil, r
+		}
 	}
 	a.types = types
 	if types.Count() == len(p.types) {
@@ -264,6 +269,30 @@ func (s *solve) compileAlt(p *pool, c *class, alt scheduling.Requirements) (*alt
 		return nil, &Reason{Kind: ReasonNoOffering, NodePool: p.name(), Requirement: strings.Join(named, ", ")}
 	}
 	return a, nil
+}
+
+// dropDaemonPortClashes removes from types those whose DaemonSets bind a host port the class
+// asks for: on a new node of such a type the port is taken before the pod arrives. When no type
+// is left it says which port and DaemonSet took the last one.
+func (s *solve) dropDaemonPortClashes(p *pool, c *class, types scheduling.Bitset) *Reason {
+	var reason *Reason
+	for ti := types.Next(0); ti >= 0; ti = types.Next(ti + 1) {
+		t := p.types[ti]
+		for i, dp := range t.dsPorts {
+			if hp, clash := scheduling.HostPortConflict([]scheduling.HostPort{dp}, c.hostPorts); clash {
+				types.Clear(ti)
+				if reason == nil {
+					reason = &Reason{Kind: ReasonHostPort, NodePool: p.name(),
+						Detail: fmt.Sprintf("%s (bound by daemonset %s)", hp, s.daemons[t.dsPortOwner[i]].name)}
+				}
+				break
+			}
+		}
+	}
+	if types.IsEmpty() {
+		return reason
+	}
+	return nil
 }
 
 // canHold reports whether some type of pool p, with an offer the class's alternatives allow,

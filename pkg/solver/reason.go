@@ -28,6 +28,9 @@ const (
 	ReasonTopology ReasonKind = "Topology"
 	// ReasonHostPort: a host port is taken wherever the pod could go.
 	ReasonHostPort ReasonKind = "HostPort"
+	// ReasonDaemonSets: the DaemonSets that would run on the pool's nodes fit on none of its
+	// instance types (Detail: their requests, and an example type).
+	ReasonDaemonSets ReasonKind = "DaemonSets"
 )
 
 // Reason explains, as data, why a pod cannot go to a NodePool.
@@ -69,6 +72,8 @@ func (r Reason) String() string {
 		return fmt.Sprintf("%s%s", r.Detail, pool)
 	case ReasonHostPort:
 		return fmt.Sprintf("host port %s is taken%s", r.Detail, pool)
+	case ReasonDaemonSets:
+		return fmt.Sprintf("the daemonsets%s request %s", pool, r.Detail)
 	case ReasonInvalidPod:
 		return "invalid scheduling constraints: " + r.Detail
 	}

@@ -232,10 +232,17 @@ func (v *verifier) claim(np *NodePool, c *Claim, placed map[*corev1.Pod]*vnode) 
 		req, _ := scheduling.PodRequests(p)
 		total = total.Add(req)
 	}
+	var ports []scheduling.HostPort
+	for _, p := range c.Pods {
+		ports = append(ports, scheduling.PodHostPorts(p)...)
+	}
 	for _, it := range c.InstanceTypes {
-		ds := v.daemonOverhead(np, it)
+		ds, dsPorts := v.daemonOverhead(np, it)
 		if need := total.Add(ds); !need.FitsIn(it.Allocatable()) {
 			v.fail("claim %s option %s cannot hold its pods (%s + daemonsets %s > %s)", c.Hostname, it.Name, total, ds, it.Allocatable())
+		}
+		if hp, clash := scheduling.HostPortConflict(dsPorts, ports); clash {
+			v.fail("claim %s option %s: host port %s is bound by a daemonset there", c.Hostname, it.Name, hp)
 		}
 	}
 	if inc := scheduling.Compatible(c.InstanceType.Requirements, c.Requirements, func(string) bool { return true }); inc != nil {
@@ -254,7 +261,8 @@ func (v *verifier) claim(np *NodePool, c *Claim, placed map[*corev1.Pod]*vnode) 
 	maps.Copy(lbls, c.Requirements.Labels())
 	lbls[apisv1.NodePoolLabelKey] = np.Name
 	lbls[apisv1.LabelHostname] = c.Hostname
-	vn := &vnode{name: c.Hostname, labels: lbls, taints: np.Taints, free: c.InstanceType.Allocatable().Sub(v.daemonOverhead(np, c.InstanceType))}
+	ds, dsPorts := v.daemonOverhead(np, c.InstanceType)
+	vn := &vnode{name: c.Hostname, labels: lbls, taints: np.Taints, free: c.InstanceType.Allocatable().Sub(ds), ports: dsPorts}
 	v.nodes = append(v.nodes, vn)
 	for _, p := range c.Pods {
 		v.add(vn, p)
@@ -262,8 +270,11 @@ func (v *verifier) claim(np *NodePool, c *Claim, placed map[*corev1.Pod]*vnode) 
 	}
 }
 
-func (v *verifier) daemonOverhead(np *NodePool, it *catalog.InstanceType) scheduling.Resources {
+// daemonOverhead is what the DaemonSets that would run on a node of type it in np request, and
+// the host ports they bind.
+func (v *verifier) daemonOverhead(np *NodePool, it *catalog.InstanceType) (scheduling.Resources, []scheduling.HostPort) {
 	var total scheduling.Resources
+	var ports []scheduling.HostPort
 	node := np.Requirements.Add(scheduling.In(apisv1.NodePoolLabelKey, np.Name)).Intersect(it.Requirements)
 	for k, val := range np.Labels {
 		node = node.Add(scheduling.In(k, val))
@@ -281,11 +292,12 @@ func (v *verifier) daemonOverhead(np *NodePool, it *catalog.InstanceType) schedu
 				req, _ := scheduling.PodRequests(d.Pod)
 				req[scheduling.Pods] = 1
 				total = total.Add(req)
+				ports = append(ports, scheduling.PodHostPorts(d.Pod)...)
 				break
 			}
 		}
 	}
-	return total
+	return total, ports
 }
 
 func (v *verifier) domain(vn *vnode, key string) (string, bool) {
