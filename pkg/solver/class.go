@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -459,7 +460,14 @@ func classKey(buf []byte, pod *corev1.Pod, keys map[string]bool) []byte {
 		for _, k := range slices.Sorted(maps.Keys(l)) {
 			q := l[k]
 			str(string(k))
-			buf = binary.AppendVarint(buf, q.MilliValue())
+			// Milli-units, unless they overflow: then the quantity's own spelling, so that a
+			// huge request never shares a class with one its millis wrap onto.
+			if q.CmpInt64(math.MaxInt64/1000) < 0 && q.Sign() >= 0 {
+				buf = binary.AppendVarint(buf, q.MilliValue())
+			} else {
+				buf = binary.AppendVarint(buf, -1)
+				str(q.String())
+			}
 		}
 	}
 	container := func(c *corev1.Container) {

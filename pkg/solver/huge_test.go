@@ -59,3 +59,15 @@ func TestHugeRequestBesideNormalPodsLeavesTheirPlanAlone(t *testing.T) {
 		t.Fatalf("price %v bound %v claims %d, want %v %v %d", got.Price, got.LowerBound, len(got.Claims), want.Price, want.LowerBound, len(want.Claims))
 	}
 }
+
+// TestHugeRequestNeverSharesAClassWithOneItsMillisWrapOnto: 2^64 + 1617 millicores comes out
+// of Quantity.MilliValue as 1; the pod must not be grouped with (and planned like) a 1m pod.
+func TestHugeRequestNeverSharesAClassWithOneItsMillisWrapOnto(t *testing.T) {
+	its := types(t, "m5.large")
+	small, huge := pod("1m", ""), pod("18446744073709551617m", "")
+	snap := &Snapshot{NodePools: []NodePool{nodePool("default", its, onDemand())}, Pods: []*corev1.Pod{small, huge}}
+	plan := solveOK(t, snap)
+	if len(plan.Unschedulable) != 1 || plan.Unschedulable[0].Pod != huge || len(plan.Claims) != 1 {
+		t.Fatalf("want only the huge pod unschedulable, got %s", describe(plan))
+	}
+}
