@@ -128,10 +128,17 @@ func checkQuantity(name corev1.ResourceName, q resource.Quantity, path *field.Pa
 	if q.Sign() < 0 {
 		errs = append(errs, field.Invalid(path, q.String(), "must be greater than or equal to 0"))
 	}
-	if extended(name) && q.MilliValue()%1000 != 0 {
+	if extended(name) && !isInteger(q) {
 		errs = append(errs, field.Invalid(path, q.String(), "must be an integer"))
 	}
 	return errs
+}
+
+// isInteger reports whether q is a whole number, exactly, however large (its MilliValue wraps
+// beyond 9.2e15).
+func isInteger(q resource.Quantity) bool {
+	c := q.DeepCopy()
+	return c.RoundUp(0)
 }
 
 func standardContainerResource(name corev1.ResourceName) bool {

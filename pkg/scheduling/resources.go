@@ -2,6 +2,8 @@ package scheduling
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"strings"
 	"sync"
 
@@ -95,14 +97,43 @@ func ResourceNameAt(i int) corev1.ResourceName {
 	return registry.names[i]
 }
 
-func quantityValue(slot int, q resource.Quantity) int64 {
-	if slot == CPU {
-		return q.MilliValue()
+// Saturated is the amount that stands for "more than an int64 can count": a quantity too large
+// for its slot converts to it, and sums and products that overflow stop at it. No instance type
+// has that much of anything, so a saturated request is one no node can hold.
+const Saturated int64 = math.MaxInt64
+
+// maxCores is the CPU quantity, in cores, from which on millicores saturate.
+const maxCores = math.MaxInt64 / 1000
+
+// Amount converts a quantity to the integer unit of slot: millicores for CPU, rounded up as
+// kube-scheduler does; units (bytes, counts) for every other slot, rounded up. A quantity beyond
+// what an int64 can hold (from 2^63−1 units, or 2^63/1000 cores, on) converts to Saturated (exact reports false), never to a wrapped
+// value. A negative quantity is an error: nothing requests or offers less than nothing.
+//
+// It is the one place where a resource.Quantity becomes one of the core's integers; every
+// driver's conversion goes through it.
+func Amount(slot int, q resource.Quantity) (v int64, exact bool, err error) {
+	if q.Sign() < 0 {
+		return 0, false, fmt.Errorf("negative amount %s", q.String())
 	}
-	return q.Value()
+	limit := int64(math.MaxInt64)
+	if slot == CPU {
+		limit = maxCores
+	}
+	// The parser itself clamps binary-suffixed amounts (8Ei and up) to the int64 maximum, so
+	// reaching the limit counts as beyond it.
+	if q.CmpInt64(limit) >= 0 {
+		return Saturated, false, nil
+	}
+	if slot == CPU {
+		return q.MilliValue(), true, nil
+	}
+	return q.Value(), true, nil
 }
 
-// FromResourceList converts a ResourceList, interning extended resources as needed.
+// FromResourceList converts a ResourceList, interning extended resources as needed. Amounts too
+// large for an int64 saturate (see Amount); a negative amount or one resource too many is an
+// error naming the resource.
 func FromResourceList(list corev1.ResourceList) (Resources, error) {
 	var r Resources
 	for name, q := range list {
@@ -110,7 +141,9 @@ func FromResourceList(list corev1.ResourceList) (Resources, error) {
 		if err != nil {
 			return Resources{}, err
 		}
-		r[i] = quantityValue(i, q)
+		if r[i], _, err = Amount(i, q); err != nil {
+			return Resources{}, fmt.Errorf("resource %s: %w", name, err)
+		}
 	}
 	return r, nil
 }
@@ -144,28 +177,79 @@ func (r Resources) ResourceList() corev1.ResourceList {
 	return out
 }
 
-// Add returns r + o.
+// Add returns r + o, each amount stopping at Saturated (or at the int64 minimum) instead of
+// wrapping.
 func (r Resources) Add(o Resources) Resources {
 	for i := range r {
-		r[i] += o[i]
+		r[i] = SatAdd(r[i], o[i])
 	}
 	return r
 }
 
-// Sub returns r − o.
+// Sub returns r − o, saturating as Add does.
 func (r Resources) Sub(o Resources) Resources {
 	for i := range r {
-		r[i] -= o[i]
+		r[i] = SatSub(r[i], o[i])
 	}
 	return r
 }
 
-// Scale returns r × n.
+// Scale returns r × n, saturating as Add does.
 func (r Resources) Scale(n int64) Resources {
 	for i := range r {
-		r[i] *= n
+		r[i] = SatMul(r[i], n)
 	}
 	return r
+}
+
+// SatAdd is a + b, clamped to the int64 range instead of wrapping.
+func SatAdd(a, b int64) int64 {
+	s := a + b
+	if (s^a)&(s^b) < 0 { // both operands have the sign the sum lost
+		if a < 0 {
+			return math.MinInt64
+		}
+		return math.MaxInt64
+	}
+	return s
+}
+
+// SatSub is a − b, clamped to the int64 range instead of wrapping.
+func SatSub(a, b int64) int64 {
+	s := a - b
+	if (a^b)&(a^s) < 0 { // operands of different signs, and the result took b's
+		if a < 0 {
+			return math.MinInt64
+		}
+		return math.MaxInt64
+	}
+	return s
+}
+
+// SatMul is a × b, clamped to the int64 range instead of wrapping.
+func SatMul(a, b int64) int64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(uabs(a), uabs(b))
+	if (a < 0) != (b < 0) {
+		if hi != 0 || lo >= 1<<63 {
+			return math.MinInt64
+		}
+		return -int64(lo)
+	}
+	if hi != 0 || lo > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(lo)
+}
+
+// uabs is |a|, exact for the int64 minimum too.
+func uabs(a int64) uint64 {
+	if a < 0 {
+		return uint64(^a) + 1
+	}
+	return uint64(a)
 }
 
 // Max returns the element-wise maximum of r and o.
@@ -210,6 +294,12 @@ func (r Resources) String() string {
 			continue
 		}
 		name := ResourceNameAt(i)
+		switch {
+		case v == Saturated:
+			// Beyond what tenon counts: the request was larger than any int64.
+			parts = append(parts, fmt.Sprintf("%s=%s", name, saturatedText(i)))
+			continue
+		}
 		switch i {
 		case CPU:
 			parts = append(parts, fmt.Sprintf("%s=%s", name, resource.NewMilliQuantity(v, resource.DecimalSI)))
@@ -222,22 +312,62 @@ func (r Resources) String() string {
 	return strings.Join(parts, " ")
 }
 
+// saturatedText describes a saturated amount of slot i.
+func saturatedText(i int) string {
+	if i == CPU {
+		return fmt.Sprintf(">%d", int64(maxCores))
+	}
+	return fmt.Sprintf(">%d", Saturated)
+}
+
 // PodRequests returns what a pod asks a node for, computed as the kubelet and kube-scheduler do:
 // the larger of the sum of its containers (with restartable init containers, "sidecars") and the
 // peak of its init sequence, pod-level resources where set, plus its overhead, plus one pod.
+//
+// The sums are exact (resource.Quantity arithmetic does not overflow); only the result is
+// converted, so a total beyond an int64 saturates (see Amount) instead of wrapping.
 func PodRequests(pod *corev1.Pod) (Resources, error) {
-	var requests corev1.ResourceList
-	if len(pod.Spec.Containers) == 1 && len(pod.Spec.InitContainers) == 0 && pod.Spec.Overhead == nil && pod.Spec.Resources == nil {
-		// One container and nothing else: its requests are the pod's, without the general
-		// computation's copies.
-		requests = pod.Spec.Containers[0].Resources.Requests
-	} else {
-		requests = resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-	}
-	r, err := FromResourceList(requests)
+	r, err := FromResourceList(podRequestList(pod))
 	if err != nil {
 		return Resources{}, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	r[Pods]++
+	r[Pods] = SatAdd(r[Pods], 1)
 	return r, nil
+}
+
+// podRequestList is a pod's requests as a ResourceList, as PodRequests computes them.
+func podRequestList(pod *corev1.Pod) corev1.ResourceList {
+	if len(pod.Spec.Containers) == 1 && len(pod.Spec.InitContainers) == 0 && pod.Spec.Overhead == nil && pod.Spec.Resources == nil {
+		// One container and nothing else: its requests are the pod's, without the general
+		// computation's copies.
+		return pod.Spec.Containers[0].Resources.Requests
+	}
+	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+}
+
+// FormatPodRequests formats r, the PodRequests of pod, as String does, except that an amount
+// that saturated is shown as the pod's own total (cpu=1e16), not as the int64 it was clipped to.
+func FormatPodRequests(r Resources, pod *corev1.Pod) string {
+	var list corev1.ResourceList
+	parts := strings.Fields(r.String())
+	for i, v := range r {
+		if v != Saturated {
+			continue
+		}
+		if list == nil {
+			list = podRequestList(pod)
+		}
+		name := ResourceNameAt(i)
+		q, ok := list[name]
+		if !ok {
+			continue
+		}
+		prefix := string(name) + "="
+		for j, part := range parts {
+			if strings.HasPrefix(part, prefix) {
+				parts[j] = prefix + q.String()
+			}
+		}
+	}
+	return strings.Join(parts, " ")
 }

@@ -1,6 +1,8 @@
 package scheduling
 
 import (
+	"math"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -193,4 +195,91 @@ func TestPodRequestsShortcutAgrees(t *testing.T) {
 			t.Fatalf("shortcut %v, general %v", got, want)
 		}
 	})
+}
+
+func TestHugeQuantitiesSaturateInsteadOfWrapping(t *testing.T) {
+	for _, tc := range []struct {
+		name, amount string
+		slot         int
+		want         int64
+		exact        bool
+	}{
+		{"cpu", "99999999999999999999999", CPU, Saturated, false},
+		{"cpu", "1e16", CPU, Saturated, false}, // 1e19 millicores
+		{"cpu", "9e15", CPU, 9e18, true},       // still fits
+		{"memory", "1e30", Memory, Saturated, false},
+		{"memory", "8Ei", Memory, Saturated, false}, // 2^63: one past the int64 maximum
+		{"memory", "6Ei", Memory, 6 << 60, true},
+		{"memory", "1.5", Memory, 2, true}, // rounded up
+		{"cpu", "0.0001", CPU, 1, true},
+	} {
+		v, exact, err := Amount(tc.slot, resource.MustParse(tc.amount))
+		if err != nil || v != tc.want || exact != tc.exact {
+			t.Errorf("Amount(%s %s) = %d, %v, %v; want %d, %v", tc.name, tc.amount, v, exact, err, tc.want, tc.exact)
+		}
+	}
+	if _, _, err := Amount(Memory, resource.MustParse("-1")); err == nil {
+		t.Error("a negative amount must be an error")
+	}
+	if _, err := FromResourceList(rl("cpu", "-100m")); err == nil || !strings.Contains(err.Error(), "cpu") {
+		t.Errorf("negative cpu: error %v must name the resource", err)
+	}
+}
+
+func TestPodRequestsSumsHugeContainersWithoutWrapping(t *testing.T) {
+	// Two containers of 6Ei are 12Ei, more than an int64 holds: the sum saturates.
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{
+		{Name: "a", Resources: corev1.ResourceRequirements{Requests: rl("memory", "6Ei")}},
+		{Name: "b", Resources: corev1.ResourceRequirements{Requests: rl("memory", "6Ei")}},
+	}}}
+	r, err := PodRequests(pod)
+	if err != nil || r[Memory] != Saturated {
+		t.Fatalf("PodRequests = %s, %v; want memory saturated", r, err)
+	}
+	if s := r.String(); !strings.Contains(s, "memory=>") {
+		t.Errorf("String = %q, want the saturated memory marked", s)
+	}
+	if s := FormatPodRequests(r, pod); s != "memory=12Ei pods=1" {
+		t.Errorf("FormatPodRequests = %q, want the pod's own total", s)
+	}
+	// An init container larger than the containers' sum, and pod overhead on top.
+	pod.Spec.Containers = pod.Spec.Containers[:1]
+	pod.Spec.InitContainers = []corev1.Container{{Name: "i", Resources: corev1.ResourceRequirements{Requests: rl("cpu", "1e16")}}}
+	pod.Spec.Overhead = rl("cpu", "1e16")
+	if r, err = PodRequests(pod); err != nil || r[CPU] != Saturated || r[Memory] != 6<<60 {
+		t.Fatalf("PodRequests = %s, %v; want cpu saturated, memory 6Ei", r, err)
+	}
+}
+
+func TestResourcesArithmeticSaturates(t *testing.T) {
+	var big, one Resources
+	big[CPU], big[Memory] = Saturated, math.MaxInt64-1
+	one[CPU], one[Memory] = 1, 5
+	if s := big.Add(one); s[CPU] != Saturated || s[Memory] != Saturated {
+		t.Errorf("Add = %v", s[:2])
+	}
+	var neg Resources
+	neg[CPU] = math.MinInt64 + 1
+	if d := neg.Sub(one); d[CPU] != math.MinInt64 {
+		t.Errorf("Sub = %d, want the int64 minimum", d[CPU])
+	}
+	if d := one.Sub(big); d[CPU] != -Saturated+1 || d[Memory] != 5-(math.MaxInt64-1) {
+		t.Errorf("Sub = %v", d[:2])
+	}
+	if p := one.Scale(math.MaxInt64 / 3); p[Memory] != Saturated || p[CPU] != math.MaxInt64/3 {
+		t.Errorf("Scale = %v", p[:2])
+	}
+	for _, tc := range []struct{ a, b, want int64 }{
+		{math.MinInt64, 1, math.MinInt64},
+		{math.MinInt64, -1, math.MaxInt64},
+		{-3, math.MaxInt64, math.MinInt64},
+		{1 << 32, 1 << 31, math.MaxInt64}, // 2^63
+		{-(1 << 31), 1 << 32, math.MinInt64},
+		{1 << 31, 1 << 31, 1 << 62},
+		{7, -6, -42},
+	} {
+		if got := SatMul(tc.a, tc.b); got != tc.want {
+			t.Errorf("SatMul(%d, %d) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
 }

@@ -59,16 +59,20 @@ func NodePool(np *apisv1.NodePool, its []*catalog.InstanceType, usage Usage) (so
 	}
 	for name, q := range np.Spec.Limits {
 		if name == apisv1.ResourceNodes {
-			out.NodeLimit = int(q.Value())
+			n, _, err := scheduling.Amount(scheduling.Pods, q) // a count, as pods are
+			if err != nil {
+				return solver.NodePool{}, fmt.Errorf("nodepool %s: limits: %s: %w", np.Name, name, err)
+			}
+			out.NodeLimit = int(n)
 			continue
 		}
 		i, err := scheduling.InternResource(name)
 		if err != nil {
 			return solver.NodePool{}, fmt.Errorf("nodepool %s: limits: %w", np.Name, err)
 		}
-		one := corev1.ResourceList{name: q}
-		v, _ := scheduling.FromResourceList(one)
-		out.Limits[i] = v[i]
+		if out.Limits[i], _, err = scheduling.Amount(i, q); err != nil {
+			return solver.NodePool{}, fmt.Errorf("nodepool %s: limits: %s: %w", np.Name, name, err)
+		}
 		out.HasLimit[i] = true
 	}
 	return out, nil

@@ -88,7 +88,7 @@ func (p *pool) withinLimits(from, to *scheduling.Resources) bool {
 		if from != nil {
 			f = from[i]
 		}
-		if to[i]-f > p.remaining[i] {
+		if scheduling.SatSub(to[i], f) > p.remaining[i] {
 			return false
 		}
 	}
@@ -101,9 +101,9 @@ func (p *pool) take(from, to *scheduling.Resources) {
 			continue
 		}
 		if from != nil {
-			p.remaining[i] += from[i]
+			p.remaining[i] = scheduling.SatAdd(p.remaining[i], from[i])
 		}
-		p.remaining[i] -= to[i]
+		p.remaining[i] = scheduling.SatSub(p.remaining[i], to[i])
 	}
 }
 

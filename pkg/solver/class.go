@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -253,7 +254,7 @@ func (s *solve) compileForPools(c *class) {
 			continue
 		}
 		if !s.canHold(p, c) {
-			c.poolReason[pi] = &Reason{Kind: ReasonResources, NodePool: p.name(), Detail: c.requests.String()}
+			c.poolReason[pi] = &Reason{Kind: ReasonResources, NodePool: p.name(), Detail: scheduling.FormatPodRequests(c.requests, c.pods[0])}
 		}
 	}
 }
@@ -272,6 +273,11 @@ func (s *solve) compileAlt(p *pool, c *class, alt scheduling.Requirements) (*alt
 	types, empty := p.typeSet(alt)
 	if empty != nil {
 		return nil, &Reason{Kind: ReasonRequirement, NodePool: p.name(), Key: empty.Key, Requirement: empty.String(), Detail: "the instance types"}
+	}
+	if len(c.hostPorts) > 0 && p.dsPorts {
+		if r := s.dropDaemonPortClashes(p, c, types); r != nil {
+			return nil, r
+		}
 	}
 	a.types = types
 	if types.Count() == len(p.types) {
@@ -305,6 +311,30 @@ func (s *solve) compileAlt(p *pool, c *class, alt scheduling.Requirements) (*alt
 		}
 	}
 	return a, nil
+}
+
+// dropDaemonPortClashes removes from types those whose DaemonSets bind a host port the class
+// asks for: on a new node of such a type the port is taken before the pod arrives. When no type
+// is left it says which port and DaemonSet took the last one.
+func (s *solve) dropDaemonPortClashes(p *pool, c *class, types scheduling.Bitset) *Reason {
+	var reason *Reason
+	for ti := types.Next(0); ti >= 0; ti = types.Next(ti + 1) {
+		t := p.types[ti]
+		for i, dp := range t.dsPorts {
+			if hp, clash := scheduling.HostPortConflict([]scheduling.HostPort{dp}, c.hostPorts); clash {
+				types.Clear(ti)
+				if reason == nil {
+					reason = &Reason{Kind: ReasonHostPort, NodePool: p.name(),
+						Detail: fmt.Sprintf("%s (bound by daemonset %s)", hp, s.daemons[t.dsPortOwner[i]].name)}
+				}
+				break
+			}
+		}
+	}
+	if types.IsEmpty() {
+		return reason
+	}
+	return nil
 }
 
 // canHold reports whether some type of pool p, with an offer the class's alternatives allow,
@@ -477,7 +507,14 @@ func classKey(buf []byte, pod *corev1.Pod, keys map[string]bool) []byte {
 		for _, k := range slices.Sorted(maps.Keys(l)) {
 			q := l[k]
 			str(string(k))
-			buf = binary.AppendVarint(buf, q.MilliValue())
+			// Milli-units, unless they overflow: then the quantity's own spelling, so that a
+			// huge request never shares a class with one its millis wrap onto.
+			if q.CmpInt64(math.MaxInt64/1000) < 0 && q.Sign() >= 0 {
+				buf = binary.AppendVarint(buf, q.MilliValue())
+			} else {
+				buf = binary.AppendVarint(buf, -1)
+				str(q.String())
+			}
 		}
 	}
 	container := func(c *corev1.Container) {

@@ -79,9 +79,14 @@ type offer struct {
 type ptype struct {
 	it       *catalog.InstanceType
 	capacity scheduling.Resources
-	// alloc is what pending pods may use: allocatable minus the pool's DaemonSet overhead.
+	// alloc is what pending pods may use: allocatable minus the pool's DaemonSet overhead (ds),
+	// never negative: a type its DaemonSets do not fit is not offered at all.
 	alloc scheduling.Resources
 	ds    scheduling.Resources
+	// dsPorts are the host ports the DaemonSets bind on nodes of this type, with the
+	// DaemonSet that binds each (dsPortOwner[i] indexes solve.daemons).
+	dsPorts     []scheduling.HostPort
+	dsPortOwner []int
 	// offers are the usable offerings the pool allows, cheapest first.
 	offers []offer
 	// bits has zone*numCT+ct set for every offer.
@@ -140,10 +145,12 @@ type pool struct {
 	residual scheduling.Requirements
 	zones    zoneMask
 	cts      ctMask
-	types    []*ptype // compatible types with a usable offering, cheapest first
+	types    []*ptype // compatible types with a usable offering that hold its DaemonSets, cheapest first
 	maxAlloc scheduling.Resources
-	keys     []keyIndex
-	taints   []corev1.Taint
+	// dsPorts says whether some type's DaemonSets bind host ports.
+	dsPorts bool
+	keys    []keyIndex
+	taints  []corev1.Taint
 	// remaining is what the limits still allow; limited says which slots apply.
 	remaining scheduling.Resources
 	limited   [scheduling.NumResources]bool
@@ -175,8 +182,8 @@ func (p *pool) typeSet(reqs scheduling.Requirements) (scheduling.Bitset, *schedu
 }
 
 // compilePool builds a pool from a NodePool: keeps the instance types compatible with its
-// requirements that have a usable offering, orders them by price, and computes DaemonSet
-// overhead per type.
+// requirements that have a usable offering and room for the DaemonSets that would run on them,
+// orders them by price, and computes DaemonSet overhead per type.
 func (s *solve) compilePool(index int, np *NodePool) *pool {
 	p := &pool{index: index, np: np, taints: np.Taints, nodesLeft: -1}
 	reqs := np.Requirements.Add(scheduling.In(apisv1.NodePoolLabelKey, np.Name))
@@ -204,7 +211,7 @@ func (s *solve) compilePool(index int, np *NodePool) *pool {
 	for i := range np.Limits {
 		if np.HasLimit[i] {
 			p.limited[i] = true
-			p.remaining[i] = np.Limits[i] - np.Usage[i]
+			p.remaining[i] = scheduling.SatSub(np.Limits[i], np.Usage[i])
 		}
 	}
 	if np.NodeLimit >= 0 {
@@ -213,6 +220,7 @@ func (s *solve) compilePool(index int, np *NodePool) *pool {
 	// Types.
 	mask := offerBits(p.zones, p.cts)
 	q := catalog.NewQuery(np.Requirements)
+	dsTooBig, dsExample := 0, (*ptype)(nil)
 	for _, it := range np.InstanceTypes {
 		if !q.TypeMatches(it) {
 			continue
@@ -239,9 +247,19 @@ func (s *solve) compilePool(index int, np *NodePool) *pool {
 		if len(t.offers) == 0 {
 			continue
 		}
+		t.ds, t.dsPorts, t.dsPortOwner = s.daemonOverhead(p, it)
+		if alloc := it.Allocatable(); !t.ds.Fits(&alloc) {
+			// The pool's DaemonSets alone overfill the type: a node of it could hold no pod
+			// beside them (or not even them), so the pool does not offer it.
+			dsTooBig++
+			if dsExample == nil || alloc[scheduling.CPU] > dsExample.it.Allocatable()[scheduling.CPU] {
+				dsExample = t
+			}
+			continue
+		}
 		slices.SortStableFunc(t.offers, func(a, b offer) int { return cmp.Compare(a.price, b.price) })
-		t.ds = s.daemonOverhead(p, it)
 		t.alloc = it.Allocatable().Sub(t.ds)
+		p.dsPorts = p.dsPorts || len(t.dsPorts) > 0
 		p.types = append(p.types, t)
 	}
 	slices.SortStableFunc(p.types, func(a, b *ptype) int {
@@ -252,6 +270,10 @@ func (s *solve) compilePool(index int, np *NodePool) *pool {
 	})
 	if len(p.types) == 0 {
 		p.reason = &Reason{Kind: ReasonNoOffering, NodePool: np.Name}
+		if dsTooBig > 0 {
+			p.reason = &Reason{Kind: ReasonDaemonSets, NodePool: np.Name,
+				Detail: fmt.Sprintf("%s, more than any of its %d instance types holds (the largest, %s, has %s)", dsExample.ds, dsTooBig, dsExample.it.Name, dsExample.it.Allocatable())}
+		}
 		return p
 	}
 	p.keys = s.buildKeyIndex(p.types)
@@ -336,10 +358,13 @@ func (s *solve) offeringMasks(reqs scheduling.Requirements) (zoneMask, ctMask) {
 }
 
 // daemonOverhead sums the requests of the DaemonSets that would run on a node of type it in
-// pool p: those whose pods tolerate the pool's taints and whose node requirements are
-// compatible with the pool's and the type's.
-func (s *solve) daemonOverhead(p *pool, it *catalog.InstanceType) scheduling.Resources {
+// pool p (those whose pods tolerate the pool's taints and whose node requirements are
+// compatible with the pool's and the type's), saturating, and lists the host ports they bind
+// with the index of the DaemonSet binding each.
+func (s *solve) daemonOverhead(p *pool, it *catalog.InstanceType) (scheduling.Resources, []scheduling.HostPort, []int) {
 	var total scheduling.Resources
+	var ports []scheduling.HostPort
+	var owners []int
 	for i := range s.daemons {
 		d := &s.daemons[i]
 		if scheduling.UntoleratedTaint(d.tolerations, p.taints) != nil {
@@ -355,9 +380,13 @@ func (s *solve) daemonOverhead(p *pool, it *catalog.InstanceType) scheduling.Res
 		}
 		if ok {
 			total = total.Add(d.requests)
+			for _, hp := range d.ports {
+				ports = append(ports, hp)
+				owners = append(owners, i)
+			}
 		}
 	}
-	return total
+	return total, ports, owners
 }
 
 // describeMask formats the zones and capacity types a mask allows, for reasons.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"pgregory.net/rapid"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
@@ -56,9 +57,23 @@ func genTypes() []*catalog.InstanceType {
 
 var genZones = []string{"zone-a", "zone-b", "zone-c"}
 
+// extremeCPU and extremeMemory are quantities at and beyond what an int64 counts, as
+// millicores and as bytes, alone or once summed.
+var (
+	extremeCPU    = []string{"99999999999999999999999", "1e16", "9223372036854775", "4611686018427387", "1e15"}
+	extremeMemory = []string{"6Ei", "8Ei", "1e30", "4611686018427387904", "1e18"}
+)
+
 func drawPod(t *rapid.T, i int) *corev1.Pod {
 	cpu := rapid.SampledFrom([]string{"100m", "500m", "1", "2", "3", "5"}).Draw(t, "cpu")
 	mem := rapid.SampledFrom([]string{"128Mi", "1Gi", "3Gi", "8Gi"}).Draw(t, "mem")
+	extreme := rapid.IntRange(0, 15).Draw(t, "extreme")
+	switch extreme {
+	case 1:
+		cpu = rapid.SampledFrom(extremeCPU).Draw(t, "hugeCPU")
+	case 2:
+		mem = rapid.SampledFrom(extremeMemory).Draw(t, "hugeMem")
+	}
 	app := rapid.SampledFrom([]string{"a", "b", "c"}).Draw(t, "app")
 	p := pod(cpu, mem, named(fmt.Sprintf("p%d", i)), labelled("app", app))
 	sel := map[string]string{"app": app}
@@ -85,6 +100,11 @@ func drawPod(t *rapid.T, i int) *corev1.Pod {
 		preferredNode(3, apisv1.LabelZone, rapid.SampledFrom(genZones).Draw(t, "pzone"))(p)
 	case 10:
 		spread(apisv1.LabelZone, 1, corev1.ScheduleAnyway, sel)(p)
+	}
+	if extreme == 3 {
+		// A second container as large as the first, and an overhead: sums that overflow.
+		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "twin", Resources: *p.Spec.Containers[0].Resources.DeepCopy()})
+		p.Spec.Overhead = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(rapid.SampledFrom(extremeMemory).Draw(t, "overhead"))}
 	}
 	return p
 }
@@ -135,6 +155,19 @@ func drawSnapshot(t *rapid.T) *Snapshot {
 		ds := pod("200m", "256Mi")
 		ds.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
 		snap.DaemonSets = []DaemonSet{{Namespace: "kube-system", Name: "agent", Pod: ds}}
+	}
+	for i := rapid.IntRange(0, 2).Draw(t, "moreDaemonsets"); i > 0; i-- {
+		// DaemonSets that overfill some types (or all), bind a host port pods ask for too, or run
+		// on one pool only.
+		cpu := rapid.SampledFrom([]string{"100m", "1500m", "3", "7", "20", "1e16"}).Draw(t, "dsCPU")
+		ds := pod(cpu, rapid.SampledFrom([]string{"", "5Gi", "40Gi"}).Draw(t, "dsMem"))
+		if rapid.Bool().Draw(t, "dsPort") {
+			hostPort(int32(rapid.IntRange(80, 81).Draw(t, "dsPortNumber")))(ds)
+		}
+		if nPools > 0 && rapid.Bool().Draw(t, "dsOnePool") {
+			nodeSelector(apisv1.NodePoolLabelKey, fmt.Sprintf("pool%d", rapid.IntRange(0, nPools-1).Draw(t, "dsPool")))(ds)
+		}
+		snap.DaemonSets = append(snap.DaemonSets, DaemonSet{Namespace: "kube-system", Name: fmt.Sprintf("ds%d", i), Pod: ds})
 	}
 	n := rapid.IntRange(0, 25).Draw(t, "pending")
 	for i := 0; i < n; i++ {

@@ -39,6 +39,9 @@ const (
 	// ReasonMinValues: with the pod, fewer distinct values of a key (Key) would be left among a
 	// claim's instance types than a requirement's minValues asks for.
 	ReasonMinValues ReasonKind = "MinValues"
+	// ReasonDaemonSets: the DaemonSets that would run on the pool's nodes fit on none of its
+	// instance types (Detail: their requests, and an example type).
+	ReasonDaemonSets ReasonKind = "DaemonSets"
 )
 
 // Reason explains, as data, why a pod cannot go to a NodePool.
@@ -80,6 +83,8 @@ func (r Reason) String() string {
 		return fmt.Sprintf("%s%s", r.Detail, pool)
 	case ReasonHostPort:
 		return fmt.Sprintf("host port %s is taken%s", r.Detail, pool)
+	case ReasonDaemonSets:
+		return fmt.Sprintf("the daemonsets%s request %s", pool, r.Detail)
 	case ReasonInvalidPod:
 		return "invalid scheduling constraints: " + r.Detail
 	case ReasonUnsupported, ReasonVolume:

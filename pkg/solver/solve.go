@@ -110,7 +110,9 @@ type solve struct {
 }
 
 type daemon struct {
+	name        string // namespace/name
 	requests    scheduling.Resources
+	ports       []scheduling.HostPort
 	tolerations []corev1.Toleration
 	alts        []scheduling.Requirements
 }
@@ -151,7 +153,8 @@ func (s *solve) compileDaemons() {
 		if err != nil {
 			continue
 		}
-		s.daemons = append(s.daemons, daemon{requests: req, tolerations: d.Pod.Spec.Tolerations, alts: alts})
+		s.daemons = append(s.daemons, daemon{name: d.Namespace + "/" + d.Name, requests: req, ports: scheduling.PodHostPorts(d.Pod),
+			tolerations: d.Pod.Spec.Tolerations, alts: alts})
 	}
 }
 

@@ -108,6 +108,8 @@ func (s *solve) compileNode(n *Node) nodeEntry {
 			if req, err := scheduling.PodRequests(d.Pod); err == nil {
 				e.free = e.free.Sub(req)
 			}
+			// Its host ports are as good as bound: the DaemonSet's pod will claim them.
+			e.ports = append(e.ports, scheduling.PodHostPorts(d.Pod)...)
 		}
 	}
 	e.ports = e.ports[:len(e.ports):len(e.ports)]

@@ -246,10 +246,17 @@ func (v *verifier) claim(np *NodePool, c *Claim, placed map[*corev1.Pod]*vnode) 
 		req, _ := scheduling.PodRequests(p)
 		total = total.Add(req)
 	}
+	var ports []scheduling.HostPort
+	for _, p := range c.Pods {
+		ports = append(ports, scheduling.PodHostPorts(p)...)
+	}
 	for _, it := range c.InstanceTypes {
-		ds := v.daemonOverhead(np, it)
+		ds, dsPorts := v.daemonOverhead(np, it)
 		if need := total.Add(ds); !need.FitsIn(it.Allocatable()) {
 			v.fail("claim %s option %s cannot hold its pods (%s + daemonsets %s > %s)", c.Hostname, it.Name, total, ds, it.Allocatable())
+		}
+		if hp, clash := scheduling.HostPortConflict(dsPorts, ports); clash {
+			v.fail("claim %s option %s: host port %s is bound by a daemonset there", c.Hostname, it.Name, hp)
 		}
 	}
 	v.minValues(np, c)
@@ -269,7 +276,8 @@ func (v *verifier) claim(np *NodePool, c *Claim, placed map[*corev1.Pod]*vnode) 
 	maps.Copy(lbls, c.Requirements.Labels())
 	lbls[apisv1.NodePoolLabelKey] = np.Name
 	lbls[apisv1.LabelHostname] = c.Hostname
-	vn := &vnode{name: c.Hostname, labels: lbls, taints: np.Taints, free: c.InstanceType.Allocatable().Sub(v.daemonOverhead(np, c.InstanceType))}
+	ds, dsPorts := v.daemonOverhead(np, c.InstanceType)
+	vn := &vnode{name: c.Hostname, labels: lbls, taints: np.Taints, free: c.InstanceType.Allocatable().Sub(ds), ports: dsPorts}
 	v.nodes = append(v.nodes, vn)
 	for _, p := range c.Pods {
 		v.add(vn, p)
@@ -309,8 +317,11 @@ func (v *verifier) minValues(np *NodePool, c *Claim) {
 	}
 }
 
-func (v *verifier) daemonOverhead(np *NodePool, it *catalog.InstanceType) scheduling.Resources {
+// daemonOverhead is what the DaemonSets that would run on a node of type it in np request, and
+// the host ports they bind.
+func (v *verifier) daemonOverhead(np *NodePool, it *catalog.InstanceType) (scheduling.Resources, []scheduling.HostPort) {
 	var total scheduling.Resources
+	var ports []scheduling.HostPort
 	node := np.Requirements.Add(scheduling.In(apisv1.NodePoolLabelKey, np.Name)).Intersect(it.Requirements)
 	for k, val := range np.Labels {
 		node = node.Add(scheduling.In(k, val))
@@ -328,11 +339,12 @@ func (v *verifier) daemonOverhead(np *NodePool, it *catalog.InstanceType) schedu
 				req, _ := scheduling.PodRequests(d.Pod)
 				req[scheduling.Pods] = 1
 				total = total.Add(req)
+				ports = append(ports, scheduling.PodHostPorts(d.Pod)...)
 				break
 			}
 		}
 	}
-	return total
+	return total, ports
 }
 
 func (v *verifier) domain(vn *vnode, key string) (string, bool) {
@@ -561,7 +573,7 @@ func (v *verifier) poolDomains(np *NodePool, p *corev1.Pod, alts []scheduling.Re
 		if scheduling.Compatible(base, it.Requirements, scheduling.AllowUndefinedWellKnown) != nil {
 			continue
 		}
-		if !req.FitsIn(it.Allocatable().Sub(v.daemonOverhead(np, it))) {
+		if ds, _ := v.daemonOverhead(np, it); !req.FitsIn(it.Allocatable().Sub(ds)) {
 			continue
 		}
 		for oi := range it.Offerings {

@@ -10,7 +10,7 @@ import (
 type Type struct {
 	Name     string               // for debugging
 	Price    float64              // $/h, finite and ≥ 0
-	Capacity scheduling.Resources // what pods may use on one node of this type
+	Capacity scheduling.Resources // what pods may use on one node of this type (negative: no room)
 	MaxCount int                  // ≤ 0 = unlimited; > 0 = at most this many nodes (reserved capacity, existing nodes)
 }
 
@@ -139,7 +139,8 @@ const relSafety = 1e-9
 // Lower returns a proven lower bound on the minimum cost of a feasible packing of p. It is
 // deterministic: the same problem and options give bit-identical results. It panics when p is
 // malformed: a type index or group index out of range, a negative or non-finite price, a negative
-// capacity or demand.
+// demand. A type with a negative capacity in some slot holds no pod; amounts at
+// scheduling.Saturated are merely very large.
 func Lower(p *Problem, opts ...Option) Result {
 	cfg := config{maxIterations: 20, knapsackNodes: 2000, priceNodes: 100, gap: 1e-4, smooth: 0.5, configuration: true}
 	for _, o := range opts {

@@ -4,6 +4,8 @@ import (
 	"math"
 	"reflect"
 	"testing"
+
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
 
 // byteChooser draws integers from fuzzer bytes, then zeros once they run out.
@@ -37,6 +39,47 @@ func FuzzLower(f *testing.F) {
 			if math.IsNaN(v) {
 				t.Fatalf("NaN in %+v", r)
 			}
+		}
+		checkAgainstBruteForce(t, p, r)
+	})
+}
+
+// FuzzLowerOverheads is FuzzLower on problems whose types lose a drawn DaemonSet overhead, as
+// the solver's and the simulator's types do: often more than the type has, leaving it negative
+// room in some slot, sometimes a saturated amount; and demands that are sometimes saturated
+// too. Lower must not panic, must be deterministic, never NaN, never above the brute-force
+// optimum, and +Inf exactly when some class fits no type it may use.
+func FuzzLowerOverheads(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24})
+	f.Add([]byte("a daemonset larger than the node it runs on"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := &byteChooser{data: data}
+		p := smallProblem(c)
+		slots := []int{scheduling.CPU, scheduling.Memory, scheduling.Pods, scheduling.NvidiaGPU}
+		for i := range p.Types {
+			capa := &p.Types[i].Capacity
+			for _, r := range slots {
+				switch c.Int(0, 5) {
+				case 0: // more than the type has
+					capa[r] = scheduling.SatSub(capa[r], capa[r]+int64(c.Int(1, 3000)))
+				case 1: // all of it
+					capa[r] = 0
+				case 2:
+					capa[r] = scheduling.SatSub(capa[r], scheduling.Saturated)
+				case 3: // a type that reports more than int64 can count
+					capa[r] = scheduling.Saturated
+				}
+			}
+		}
+		for k := range p.Classes {
+			if c.Int(0, 4) == 4 {
+				p.Classes[k].Demand[slots[c.Int(0, len(slots)-1)]] = scheduling.Saturated
+			}
+		}
+		r := Lower(p)
+		if again := Lower(p); !reflect.DeepEqual(again, r) {
+			t.Fatalf("not deterministic: %+v then %+v", r, again)
 		}
 		checkAgainstBruteForce(t, p, r)
 	})

@@ -3,6 +3,7 @@ package bound
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -88,14 +89,23 @@ func (b *brute) patterns(t, k int, take, left []int, first int, f func()) {
 	take[k] = 0
 }
 
+// fits sums the take exactly (an amount beyond int64 fits nowhere) and compares it with the
+// capacity of type t.
 func (b *brute) fits(t int, take []int) bool {
-	var used scheduling.Resources
+	var used [scheduling.NumResources]uint64
 	perGroup := make([]int, len(b.p.Groups))
 	for k, q := range take {
 		if q == 0 {
 			continue
 		}
-		used = used.Add(b.p.Classes[k].Demand.Scale(int64(q)))
+		for r, d := range b.p.Classes[k].Demand {
+			hi, lo := bits.Mul64(uint64(d), uint64(q))
+			sum, carry := bits.Add64(used[r], lo, 0)
+			if hi != 0 || carry != 0 || sum > math.MaxInt64 {
+				return false
+			}
+			used[r] = sum
+		}
 		if g := b.p.Classes[k].Group; g >= 0 {
 			perGroup[g] += q
 		}
@@ -105,7 +115,12 @@ func (b *brute) fits(t int, take []int) bool {
 			return false
 		}
 	}
-	return used.FitsIn(b.p.Types[t].Capacity)
+	for r, u := range used {
+		if int64(u) > b.p.Types[t].Capacity[r] {
+			return false
+		}
+	}
+	return true
 }
 
 // describe prints a problem for failure messages.

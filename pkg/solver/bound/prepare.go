@@ -78,11 +78,8 @@ func prepare(p *Problem) (*instance, prepStatus) {
 		if math.IsNaN(t.Price) || math.IsInf(t.Price, 0) || t.Price < 0 {
 			panic(fmt.Sprintf("bound: type %d (%s) has price %v", i, t.Name, t.Price))
 		}
-		for r, v := range t.Capacity {
-			if v < 0 {
-				panic(fmt.Sprintf("bound: type %d (%s) has negative capacity in slot %d", i, t.Name, r))
-			}
-		}
+		// A negative capacity (a type whose DaemonSets overfill it, a node overcommitted) is
+		// no room at all: no class fits it, so no class is offered it below.
 	}
 	var keys []classKey
 	anyNode := math.Inf(1)
