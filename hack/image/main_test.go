@@ -203,3 +203,36 @@ func flatten(t *testing.T, img v1.Image) map[string]file {
 	}
 	return files
 }
+
+// TestImageIsReproducible: the same source, version and commit give the same index digest, so
+// a rebuild of a release can be checked against the pushed image.
+func TestImageIsReproducible(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cross-compiles a binary")
+	}
+	if _, err := os.Stat("/etc/ssl/certs/ca-certificates.crt"); err != nil {
+		t.Skipf("no CA bundle on this machine: %v", err)
+	}
+	var digests []v1.Hash
+	for range 2 {
+		out := filepath.Join(t.TempDir(), "layout")
+		if err := Build(Options{
+			Out: out, Platforms: []string{"linux/amd64"}, Version: "v0.0.0-test", Commit: "c0ffee",
+			Pkg: "./testdata/standin", CABundle: "/etc/ssl/certs/ca-certificates.crt", Created: time.Unix(0, 0).UTC(),
+		}); err != nil {
+			t.Fatal(err)
+		}
+		idx, err := layout.ImageIndexFromPath(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := idx.IndexManifest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		digests = append(digests, m.Manifests[0].Digest)
+	}
+	if digests[0] != digests[1] {
+		t.Fatalf("two builds of the same input differ: %s and %s", digests[0], digests[1])
+	}
+}
