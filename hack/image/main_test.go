@@ -4,6 +4,8 @@ import (
 	"archive/tar"
 	"errors"
 	"io"
+	"log"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,8 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/validate"
 )
 
 // TestImageLayoutIsRunnableAsNonRoot builds the image for linux/amd64 (with a stand-in binary,
@@ -68,6 +74,12 @@ func TestImageLayoutIsRunnableAsNonRoot(t *testing.T) {
 		im.Manifests[0].Platform.OS != "linux" || im.Manifests[0].Platform.Architecture != "amd64" {
 		t.Fatalf("index manifests = %+v, want exactly linux/amd64", im.Manifests)
 	}
+	// Every blob's digest and size match what the manifests say, and each image's config
+	// names the platform the index lists it under.
+	if err := validate.Index(idx); err != nil {
+		t.Fatalf("the index is not valid: %v", err)
+	}
+	pushAndPull(t, idx)
 	img, err := idx.Image(im.Manifests[0].Digest)
 	if err != nil {
 		t.Fatal(err)
@@ -135,6 +147,29 @@ func TestImageLayoutIsRunnableAsNonRoot(t *testing.T) {
 		if want := "tenon v0.0.0-test (commit c0ffee)\n"; string(got) != want {
 			t.Errorf("the image's binary prints %q, want %q", got, want)
 		}
+	}
+}
+
+// pushAndPull pushes idx to a registry, as `crane push` does the layout's one entry, and reads
+// it back by tag: the digest must survive.
+func pushAndPull(t *testing.T, idx v1.ImageIndex) {
+	t.Helper()
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	ref, err := name.ParseReference(strings.TrimPrefix(srv.URL, "http://") + "/tenon:v0.0.0-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.WriteIndex(ref, idx); err != nil {
+		t.Fatalf("push: %v", err)
+	}
+	got, err := remote.Index(ref)
+	if err != nil {
+		t.Fatalf("pull: %v", err)
+	}
+	want, _ := idx.Digest()
+	if d, _ := got.Digest(); d != want {
+		t.Fatalf("pushed %s, registry serves %s", want, d)
 	}
 }
 
