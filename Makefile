@@ -20,6 +20,7 @@ unit:
 	TENON_CONTROLPLANE_BIN=$$(hack/build-controlplane.sh --print) $(GO) test -count=1 ./...
 
 ## image: the multi-arch (linux/amd64, linux/arm64) OCI image layout in $(IMAGE_OUT), no Docker needed.
+## Not part of `test` (two full cross-builds are slow); CI checks the image through hack/image's test.
 IMAGE_OUT ?= _output/image
 IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
