@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: test verify unit controlplane generate bench
+.PHONY: test verify unit controlplane generate bench image
 
 ## test: everything CI checks — formatting, vet, generated code, and the whole test suite.
 test: verify controlplane unit
@@ -18,6 +18,15 @@ controlplane:
 
 unit:
 	TENON_CONTROLPLANE_BIN=$$(hack/build-controlplane.sh --print) $(GO) test -count=1 ./...
+
+## image: the multi-arch (linux/amd64, linux/arm64) OCI image layout in $(IMAGE_OUT), no Docker needed.
+## Not part of `test` (two full cross-builds are slow); CI checks the image through hack/image's test.
+IMAGE_OUT ?= _output/image
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+image:
+	$(GO) run ./hack/image -out $(IMAGE_OUT) -platforms $(IMAGE_PLATFORMS) -version $(VERSION) -commit $(COMMIT)
 
 ## generate: regenerate deep-copy code and CRDs with the pinned controller-gen.
 generate:

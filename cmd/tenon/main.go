@@ -25,6 +25,6 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newPlan(), newController(), newUp(), newExplain(), newSimulate())
+	root.AddCommand(newPlan(), newController(), newUp(), newExplain(), newSimulate(), newVersion())
 	return root
 }
