@@ -103,6 +103,23 @@ func TestForeignNodeClaimsSurviveEveryLoop(t *testing.T) {
 			t.Fatalf("deleting %T %s: %v", o, o.GetName(), err)
 		}
 	}
+	// kube-controller-manager's node lifecycle controller lifts the not-ready taint the API
+	// server puts on every new Node once the Node reports Ready; let it finish with the foreign
+	// nodes first, so only what tenon does is compared.
+	e.eventually(60*time.Second, "the foreign nodes' not-ready taints lifted by kube-controller-manager", func() (bool, string) {
+		for _, name := range []string{"ip-karpenter-default-live", "ip-karpenter-default-deleting", "ip-karpenter-default-bare"} {
+			n := e.node(name)
+			if n == nil {
+				return false, "node " + name + " is gone"
+			}
+			for _, taint := range n.Spec.Taints {
+				if taint.Key == corev1.TaintNodeNotReady {
+					return false, "node " + name + " still has " + taint.Key
+				}
+			}
+		}
+		return true, ""
+	})
 	before := e.foreignState()
 
 	// tenon's own capacity comes and goes meanwhile.
