@@ -29,6 +29,8 @@ func TestOnControlPlane(t *testing.T) {
 	t.Run("parallel", func(t *testing.T) {
 		t.Run("ScalesToReplicas", func(t *testing.T) { t.Parallel(); testScales(t, e) })
 		t.Run("NodeLimit", func(t *testing.T) { t.Parallel(); testNodeLimit(t, e) })
+		t.Run("ReplacesDeletedNodeClaim", func(t *testing.T) { t.Parallel(); testReplaces(t, e) })
+		t.Run("IgnoresDynamicPools", func(t *testing.T) { t.Parallel(); testDynamic(t, e) })
 	})
 }
 
@@ -135,5 +137,34 @@ func testNodeLimit(t *testing.T, e *ctrltest.Env) {
 	live, _, _ := claims(t, e, "limited")
 	if len(live) != 2 {
 		t.Errorf("%d nodeclaims, want 2", len(live))
+	}
+}
+
+// testReplaces: a NodeClaim of a static pool deleted by hand is replaced.
+func testReplaces(t *testing.T, e *ctrltest.Env) {
+	e.NodeClass(t, "replaces", ctrltest.FastSpec())
+	e.Create(t, newStaticPool("replaces", 2))
+	waitClaims(t, e, "replaces", 2)
+	live, _, _ := claims(t, e, "replaces")
+	gone := live[0].Name
+	if err := e.Client.Delete(context.Background(), &live[0]); err != nil {
+		t.Fatal(err)
+	}
+	e.WaitGone(t, "", gone, &apisv1.NodeClaim{})
+	waitClaims(t, e, "replaces", 2)
+}
+
+// testDynamic: a NodePool without replicas gets no NodeClaims from this controller.
+func testDynamic(t *testing.T, e *ctrltest.Env) {
+	e.NodeClass(t, "dynamic", ctrltest.FastSpec())
+	np := newStaticPool("dynamic", 0)
+	np.Spec.Replicas = nil
+	e.Create(t, np)
+	// A static pool created after it is served, so the controller has had its chance.
+	e.NodeClass(t, "after-dynamic", ctrltest.FastSpec())
+	e.Create(t, newStaticPool("after-dynamic", 1))
+	waitClaims(t, e, "after-dynamic", 1)
+	if live, _, _ := claims(t, e, "dynamic"); len(live) != 0 {
+		t.Errorf("dynamic nodepool has %d nodeclaims, want 0", len(live))
 	}
 }
