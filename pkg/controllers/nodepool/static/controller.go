@@ -7,10 +7,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -120,9 +122,12 @@ func Register(mgr manager.Manager, deps Deps, opts Options) error {
 		np, ok := o.(*apisv1.NodePool)
 		return ok && np.IsStatic()
 	})
+	becameReady := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return !ready(e.ObjectOld.(*apisv1.NodePool)) && ready(e.ObjectNew.(*apisv1.NodePool))
+	}}
 	return builder.ControllerManagedBy(mgr).
 		Named(ControllerName).
-		For(&apisv1.NodePool{}, builder.WithPredicates(static, predicate.GenerationChangedPredicate{})).
+		For(&apisv1.NodePool{}, builder.WithPredicates(static, predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, becameReady))).
 		Watches(&apisv1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(poolOf)).
 		Complete(recovery.Reconciler(ControllerName, deps.Client, deps.Recorder, func() client.Object { return &apisv1.NodePool{} }, c))
 }
@@ -136,6 +141,12 @@ func poolOf(_ context.Context, o client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: name}}}
 }
 
+// ready reports whether the NodePool's Ready condition is True.
+func ready(np *apisv1.NodePool) bool {
+	c := np.GetCondition(apisv1.ConditionTypeReady)
+	return c != nil && c.Status == metav1.ConditionTrue
+}
+
 // Reconcile creates or deletes one static NodePool's NodeClaims to reach spec.replicas.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	np := &apisv1.NodePool{}
@@ -144,6 +155,11 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if !np.DeletionTimestamp.IsZero() || !np.IsStatic() || !cloudprovider.IsManagedNodePool(c.deps.CloudProvider, np) {
 		return reconcile.Result{}, nil
+	}
+	// A NodePool that is not Ready (invalid, or its NodeClass not ready) cannot launch; the
+	// status controller says why. It is reconciled again when it becomes Ready.
+	if !ready(np) {
+		return reconcile.Result{RequeueAfter: c.opts.Resync}, nil
 	}
 	list := &apisv1.NodeClaimList{}
 	if err := c.deps.Reader.List(ctx, list, client.MatchingLabels{apisv1.NodePoolLabelKey: np.Name}); err != nil {

@@ -31,6 +31,7 @@ func TestOnControlPlane(t *testing.T) {
 		t.Run("NodeLimit", func(t *testing.T) { t.Parallel(); testNodeLimit(t, e) })
 		t.Run("ReplacesDeletedNodeClaim", func(t *testing.T) { t.Parallel(); testReplaces(t, e) })
 		t.Run("IgnoresDynamicPools", func(t *testing.T) { t.Parallel(); testDynamic(t, e) })
+		t.Run("WaitsForNodeClass", func(t *testing.T) { t.Parallel(); testWaitsForNodeClass(t, e) })
 	})
 }
 
@@ -167,4 +168,21 @@ func testDynamic(t *testing.T, e *ctrltest.Env) {
 	if live, _, _ := claims(t, e, "dynamic"); len(live) != 0 {
 		t.Errorf("dynamic nodepool has %d nodeclaims, want 0", len(live))
 	}
+}
+
+// testWaitsForNodeClass: a static pool whose NodeClass does not exist yet launches nothing, and
+// its nodes as soon as the NodeClass is ready.
+func testWaitsForNodeClass(t *testing.T, e *ctrltest.Env) {
+	e.Create(t, newStaticPool("waits", 2))
+	ctrltest.Eventually(t, "nodepool waits is not Ready", func() (bool, string) {
+		np := &apisv1.NodePool{}
+		e.Get(t, "", "waits", np)
+		c := np.GetCondition(apisv1.ConditionTypeReady)
+		return c != nil && c.Status == metav1.ConditionFalse, fmt.Sprintf("Ready %+v", c)
+	})
+	if live, _, _ := claims(t, e, "waits"); len(live) != 0 {
+		t.Fatalf("%d nodeclaims without a NodeClass, want 0", len(live))
+	}
+	e.NodeClass(t, "waits", ctrltest.FastSpec())
+	waitClaims(t, e, "waits", 2)
 }
