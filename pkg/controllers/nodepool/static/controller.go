@@ -156,11 +156,6 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !np.DeletionTimestamp.IsZero() || !np.IsStatic() || !cloudprovider.IsManagedNodePool(c.deps.CloudProvider, np) {
 		return reconcile.Result{}, nil
 	}
-	// A NodePool that is not Ready (invalid, or its NodeClass not ready) cannot launch; the
-	// status controller says why. It is reconciled again when it becomes Ready.
-	if !ready(np) {
-		return reconcile.Result{RequeueAfter: c.opts.Resync}, nil
-	}
 	list := &apisv1.NodeClaimList{}
 	if err := c.deps.Reader.List(ctx, list, client.MatchingLabels{apisv1.NodePoolLabelKey: np.Name}); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing the nodeclaims of nodepool %s: %w", np.Name, err)
@@ -174,6 +169,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	want := int(*np.Spec.Replicas)
 	var err error
 	switch {
+	case len(active) < want && !ready(np):
+		// A NodePool that is not Ready (invalid, or its NodeClass not ready) cannot launch;
+		// the status controller says why. It is reconciled again when it becomes Ready.
 	case len(active) < want:
 		err = c.scaleUp(ctx, np, want-len(active), len(list.Items))
 	case len(active) > want:

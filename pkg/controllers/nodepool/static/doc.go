@@ -12,9 +12,9 @@
 // with a karpenter.sh/do-not-disrupt pod last. Deleting a NodeClaim drains its node through
 // the termination controller.
 //
-// A NodePool that is not Ready (invalid, or its NodeClass not ready) is left until it is, as
-// in Karpenter. The counts are read from the API server, not the cache, so a claim just created is never
-// created twice. A NodePool is reconciled when its spec changes, when it becomes Ready, when
+// A NodePool that is not Ready (invalid, or its NodeClass not ready) launches nothing until
+// it is, as in Karpenter; it still scales down. The counts are read from the API server, not
+// the cache, so a claim just created is never created twice. A NodePool is reconciled when its spec changes, when it becomes Ready, when
 // one of its NodeClaims changes, and at least every Options.Resync.
 //
 // The controller runs only with the StaticCapacity feature gate on (default off, as in
