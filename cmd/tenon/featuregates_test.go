@@ -32,3 +32,22 @@ func TestFeatureGatesFlagSwitchesSpotToSpotConsolidation(t *testing.T) {
 		t.Errorf("simulate with an unknown gate: %v; want an error naming it", err)
 	}
 }
+
+// --feature-gates StaticCapacity=true runs the static NodePool controller in `tenon controller`;
+// it is off by default, as in Karpenter.
+func TestFeatureGatesFlagSwitchesStaticCapacity(t *testing.T) {
+	parse := func(args ...string) (*controllerFlags, error) {
+		f := &controllerFlags{}
+		fs := pflag.NewFlagSet("controller", pflag.ContinueOnError)
+		f.register(fs)
+		return f, fs.Parse(args)
+	}
+	f, err := parse()
+	if err != nil || f.opts.StaticCapacity {
+		t.Fatalf("default: StaticCapacity %v, %v; want off", f.opts.StaticCapacity, err)
+	}
+	f, err = parse("--feature-gates", "StaticCapacity=true")
+	if err != nil || !f.opts.StaticCapacity {
+		t.Fatalf("StaticCapacity=true: %v, %v; want on", f.opts.StaticCapacity, err)
+	}
+}

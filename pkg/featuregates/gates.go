@@ -2,8 +2,9 @@
 // Karpenter's gate names and defaults, so a cluster moving from Karpenter keeps its behaviour.
 //
 // tenon implements SpotToSpotConsolidation (default false: a spot node is never replaced by
-// spot) and ReservedCapacity (default true; tenon always uses reserved capacity, so only true
-// is accepted). Karpenter's other gates name features tenon does not have: they are accepted
+// spot), ReservedCapacity (default true; tenon always uses reserved capacity, so only true
+// is accepted) and StaticCapacity (default false: static NodePools, spec.replicas, are kept
+// at their replicas only when it is on). Karpenter's other gates name features tenon does not have: they are accepted
 // at their default (false) and refused when switched on, and an unknown name is an error, so
 // no gate is silently ignored.
 package featuregates
@@ -31,6 +32,8 @@ type Gates struct {
 	SpotToSpotConsolidation bool
 	// ReservedCapacity lets NodePools launch reserved capacity (always true in tenon).
 	ReservedCapacity bool
+	// StaticCapacity runs the controller that keeps static NodePools at spec.replicas.
+	StaticCapacity bool
 }
 
 // Defaults returns Karpenter's defaults.
@@ -50,7 +53,7 @@ var gates = []gate{
 	{name: ReservedCapacity, def: true, fixed: "tenon always uses reserved capacity a NodePool allows", set: func(g *Gates, v bool) { g.ReservedCapacity = v }},
 	{name: NodeRepair, fixed: "tenon does not repair unhealthy nodes"},
 	{name: NodeOverlay, fixed: "tenon does not implement NodeOverlay"},
-	{name: StaticCapacity, fixed: "tenon does not yet scale static NodePools to their replicas"},
+	{name: StaticCapacity, set: func(g *Gates, v bool) { g.StaticCapacity = v }},
 	{name: CapacityBuffer, fixed: "tenon does not implement capacity buffers"},
 }
 
@@ -106,6 +109,8 @@ func (g Gates) String() string {
 			v = g.SpotToSpotConsolidation
 		case ReservedCapacity:
 			v = g.ReservedCapacity
+		case StaticCapacity:
+			v = g.StaticCapacity
 		}
 		parts[i] = gt.name + "=" + strconv.FormatBool(v)
 	}

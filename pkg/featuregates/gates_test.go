@@ -27,10 +27,22 @@ func TestFeatureGatesRefuseUnknownAndUnsupportedGatesByName(t *testing.T) {
 		"SpotToSpotConsolidation":       "feature gate \"SpotToSpotConsolidation\"",
 		"NodeRepair=true":               "feature gate NodeRepair=true is not supported",
 		"ReservedCapacity=false":        "feature gate ReservedCapacity=false is not supported",
-		"StaticCapacity=true":           "feature gate StaticCapacity=true is not supported",
 	} {
 		if _, err := Parse(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Parse(%q) = %v; want an error containing %q", in, err, want)
 		}
+	}
+}
+
+func TestFeatureGateStaticCapacityIsOffByDefaultAndCanBeSwitchedOn(t *testing.T) {
+	if g, _ := Parse(""); g.StaticCapacity {
+		t.Error("StaticCapacity is on by default; Karpenter's default is off")
+	}
+	g, err := Parse("StaticCapacity=true")
+	if err != nil || !g.StaticCapacity {
+		t.Fatalf("Parse(StaticCapacity=true) = %+v, %v", g, err)
+	}
+	if g, _ := Parse(g.String()); !g.StaticCapacity {
+		t.Errorf("String does not round-trip: %s", g)
 	}
 }

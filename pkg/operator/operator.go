@@ -25,6 +25,7 @@ import (
 	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/garbagecollection"
 	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/lifecycle"
 	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/termination"
+	staticpool "github.com/tenon-sh/tenon/pkg/controllers/nodepool/static"
 	"github.com/tenon-sh/tenon/pkg/controllers/nodepool/status"
 	"github.com/tenon-sh/tenon/pkg/controllers/provisioning"
 	"github.com/tenon-sh/tenon/pkg/events"
@@ -52,6 +53,11 @@ type Options struct {
 	NodePoolStatus           status.Options
 	Interruption             interruption.Options
 	Disruption               disruptionctrl.Options
+
+	// StaticCapacity (the StaticCapacity feature gate, default off, as in Karpenter) runs the
+	// controller that keeps static NodePools at spec.replicas; StaticNodePool tunes it.
+	StaticCapacity bool
+	StaticNodePool staticpool.Options
 }
 
 // Operator is a running tenon controller process.
@@ -119,6 +125,11 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 	}
 	if err := status.Register(mgr, status.Deps{CloudProvider: o.Cloud}, opts.NodePoolStatus); err != nil {
 		return nil, err
+	}
+	if opts.StaticCapacity {
+		if err := staticpool.Register(mgr, staticpool.Deps{CloudProvider: o.Cloud, Filter: o.Unavailable}, opts.StaticNodePool); err != nil {
+			return nil, err
+		}
 	}
 	o.Provisioner = provisioning.New(provisioning.Deps{
 		Client: mgr.GetClient(), Cluster: o.Cluster, Cloud: o.Cloud, Filter: o.Unavailable,
