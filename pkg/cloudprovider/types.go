@@ -27,7 +27,10 @@ type CloudProvider interface {
 	// *NodeClaimNotFoundError.
 	Get(ctx context.Context, providerID string) (*apisv1.NodeClaim, error)
 	// List returns a claim view of every instance the provider runs for this cluster, including
-	// instances no NodeClaim refers to (garbage collection relies on that).
+	// instances no NodeClaim refers to (garbage collection relies on that). Each view is named
+	// after the NodeClaim the instance was launched for (as Karpenter's AWS provider tags an
+	// instance with karpenter.sh/nodeclaim), empty when unknown, and created at the instance's
+	// launch time: garbage collection keeps an instance whose claim, named so, exists.
 	List(ctx context.Context) ([]*apisv1.NodeClaim, error)
 	// GetInstanceTypes returns the instance types the NodePool's NodeClass may launch, with their
 	// offerings' current availability and prices. It returns a *NodeClassNotReadyError when the

@@ -46,9 +46,13 @@ type Options struct {
 
 // Deps are what the collector works with.
 type Deps struct {
-	// Client reads NodeClaims and Nodes and deletes NodeClaims. Register defaults it to the
-	// manager's (cached) client; New requires it.
+	// Client reads Nodes and deletes NodeClaims. Register defaults it to the manager's (cached)
+	// client; New requires it.
 	Client client.Client
+	// Reader lists the NodeClaims at the start of a pass. It must read the API server, not a
+	// cache: a cache that lags behind a launch would make a claim's new instance look orphaned.
+	// Register defaults it to the manager's APIReader; New to Client.
+	Reader client.Reader
 	// CloudProvider lists, gets and deletes instances. Required.
 	CloudProvider cloudprovider.CloudProvider
 	// Clock tells the time and paces the passes (default: the real clock).
@@ -74,6 +78,9 @@ func New(deps Deps, opts Options) (*Collector, error) {
 	if deps.CloudProvider == nil {
 		return nil, errors.New("garbagecollection: Deps.CloudProvider is required")
 	}
+	if deps.Reader == nil {
+		deps.Reader = deps.Client
+	}
 	if deps.Clock == nil {
 		deps.Clock = clock.RealClock{}
 	}
@@ -93,6 +100,9 @@ func New(deps Deps, opts Options) (*Collector, error) {
 func Register(mgr manager.Manager, deps Deps, opts Options) error {
 	if deps.Client == nil {
 		deps.Client = mgr.GetClient()
+	}
+	if deps.Reader == nil {
+		deps.Reader = mgr.GetAPIReader()
 	}
 	if deps.Recorder == nil {
 		deps.Recorder = mgr.GetEventRecorderFor(ControllerName) //nolint:staticcheck // the provisioner records through the same API
@@ -130,30 +140,24 @@ func (c *Collector) Start(ctx context.Context) error {
 
 // Collect runs one pass.
 func (c *Collector) Collect(ctx context.Context) error {
-	// Claims are read before instances: an instance launched for a claim listed here is
-	// listed below, so a claim's absence from the instances means its instance is gone, and
-	// an instance launched since is young enough for the grace period to spare it.
-	claims := &apisv1.NodeClaimList{}
-	if err := c.deps.Client.List(ctx, claims); err != nil {
-		return fmt.Errorf("listing NodeClaims: %w", err)
-	}
+	// Instances are listed before claims, and claims from the API server: a claim exists before
+	// its instance is launched, so every listed instance's claim is among those listed below
+	// unless it was deleted. A claim launched after the instance list is not judged by that
+	// list: its instance is looked up again before the claim is deleted.
 	instances, err := c.deps.CloudProvider.List(ctx)
 	if err != nil {
 		return fmt.Errorf("listing instances: %w", err)
 	}
-	// Every claim's instance is referenced, another autoscaler's too: an instance a foreign
-	// claim holds is not an orphan.
-	referenced := make(map[string]bool, len(claims.Items))
-	for i := range claims.Items {
-		if id := claims.Items[i].Status.ProviderID; id != "" {
-			referenced[id] = true
-		}
+	claims := &apisv1.NodeClaimList{}
+	if err := c.deps.Reader.List(ctx, claims); err != nil {
+		return fmt.Errorf("listing NodeClaims: %w", err)
 	}
+	refs := references(claims.Items)
 	live := make(map[string]bool, len(instances))
 	var errs []error
 	for _, inst := range instances {
 		live[inst.Status.ProviderID] = true
-		if referenced[inst.Status.ProviderID] || c.deps.Clock.Since(inst.CreationTimestamp.Time) < c.opts.GracePeriod {
+		if refs.holds(inst) || c.deps.Clock.Since(inst.CreationTimestamp.Time) < c.opts.GracePeriod {
 			continue
 		}
 		errs = append(errs, c.deleteInstance(ctx, inst))
@@ -168,6 +172,32 @@ func (c *Collector) Collect(ctx context.Context) error {
 		errs = append(errs, c.deleteClaimIfGone(ctx, claim))
 	}
 	return errors.Join(errs...)
+}
+
+// refs are what the NodeClaims refer to: instances by provider ID, and by name the claims
+// instances were launched for. Every claim counts, another autoscaler's too: an instance a
+// foreign claim holds is not an orphan.
+type refs struct {
+	providerIDs map[string]bool
+	names       map[string]bool
+}
+
+func references(claims []apisv1.NodeClaim) refs {
+	r := refs{providerIDs: make(map[string]bool, len(claims)), names: make(map[string]bool, len(claims))}
+	for i := range claims {
+		if id := claims[i].Status.ProviderID; id != "" {
+			r.providerIDs[id] = true
+		}
+		r.names[claims[i].Name] = true
+	}
+	return r
+}
+
+// holds tells whether a NodeClaim refers to the instance viewed as inst: by its provider ID,
+// or, while the claim being launched has no provider ID yet, by the name of the claim the
+// instance was launched for (the view's name; see cloudprovider.CloudProvider.List).
+func (r refs) holds(inst *apisv1.NodeClaim) bool {
+	return r.providerIDs[inst.Status.ProviderID] || (inst.Name != "" && r.names[inst.Name])
 }
 
 // deleteInstance deletes an instance no NodeClaim refers to, with an event on its Node if it

@@ -132,3 +132,137 @@ func TestCollect(t *testing.T) {
 		t.Errorf("after the grace period deleted %v", cloud.deleted)
 	}
 }
+
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apisv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return scheme
+}
+
+func testKube(t *testing.T, objs ...client.Object) client.WithWatch {
+	return fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objs...).
+		WithIndex(&corev1.Node{}, index.NodeProviderID, func(o client.Object) []string { return []string{o.(*corev1.Node).Spec.ProviderID} }).
+		Build()
+}
+
+// namedInstance is the view of an instance launched for the claim called claim.
+func namedInstance(id, claim string, launched time.Time) *apisv1.NodeClaim {
+	inst := instance(id, launched)
+	inst.Name = claim
+	return inst
+}
+
+// pendingClaim is a claim whose instance may be launched but whose provider ID is not recorded.
+func pendingClaim(name string) *apisv1.NodeClaim {
+	return &apisv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: apisv1.NodeClaimSpec{NodeClassRef: &apisv1.NodeClassReference{Group: simv1alpha1.Group, Kind: simv1alpha1.SimNodeClassKind, Name: "default"}}}
+}
+
+// An instance whose claim exists but has no provider ID yet (launched, status not yet written)
+// is held by the claim's name however old it is; an old instance named after no claim is not.
+func TestCollectKeepsTheInstanceOfAClaimWithoutProviderIDYet(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	kube := testKube(t, pendingClaim("launching"))
+	cloud := &instances{byID: map[string]*apisv1.NodeClaim{
+		"sim://launching": namedInstance("sim://launching", "launching", now.Add(-time.Hour)),
+		"sim://orphan":    namedInstance("sim://orphan", "deleted-long-ago", now.Add(-time.Hour)),
+	}}
+	c, err := garbagecollection.New(garbagecollection.Deps{Client: kube, CloudProvider: cloud, Clock: clocktesting.NewFakeClock(now)}, garbagecollection.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Collect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cloud.deleted, []string{"sim://orphan"}) {
+		t.Errorf("deleted instances %v, want only the one named after no claim", cloud.deleted)
+	}
+}
+
+// listHook is a provider whose List first runs a hook: what happens while a pass lists.
+type listHook struct {
+	*instances
+	hook func()
+}
+
+func (p *listHook) List(ctx context.Context) ([]*apisv1.NodeClaim, error) {
+	out, err := p.instances.List(ctx)
+	p.hook()
+	return out, err
+}
+
+// The claims are listed after the instances: a claim created (and its instance launched) just
+// before the instances are listed is seen, so its instance is not taken for an orphan even when
+// the pass runs long after the launch.
+func TestCollectListsClaimsAfterInstances(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	kube := testKube(t)
+	ctx := context.Background()
+	cloud := &listHook{
+		instances: &instances{byID: map[string]*apisv1.NodeClaim{"sim://new": namedInstance("sim://new", "new", now.Add(-time.Hour))}},
+		hook: func() {
+			if err := kube.Create(ctx, pendingClaim("new")); err != nil {
+				t.Error(err)
+			}
+		},
+	}
+	c, err := garbagecollection.New(garbagecollection.Deps{Client: kube, CloudProvider: cloud, Clock: clocktesting.NewFakeClock(now)}, garbagecollection.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Collect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(cloud.deleted) != 0 {
+		t.Errorf("deleted %v, the instance of a claim created during the pass", cloud.deleted)
+	}
+}
+
+// The claims are read from Deps.Reader (the API server), not from Deps.Client (a cache that
+// may lag): a claim whose provider ID the cache has not seen yet still holds its instance.
+func TestCollectReadsClaimsFromTheAPIServer(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	stale := testKube(t)
+	live := testKube(t, launchedClaim("launched", "sim://launched"))
+	cloud := &instances{byID: map[string]*apisv1.NodeClaim{"sim://launched": instance("sim://launched", now.Add(-time.Hour))}}
+	c, err := garbagecollection.New(garbagecollection.Deps{Client: stale, Reader: live, CloudProvider: cloud, Clock: clocktesting.NewFakeClock(now)}, garbagecollection.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Collect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(cloud.deleted) != 0 {
+		t.Errorf("deleted %v, the instance of a claim the cache had not seen", cloud.deleted)
+	}
+}
+
+// A claim launched after the instances were listed is missing from the list but not gone: the
+// provider is asked again before the claim is deleted.
+func TestCollectKeepsAClaimLaunchedDuringThePass(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	kube := testKube(t)
+	ctx := context.Background()
+	cloud := &listHook{instances: &instances{byID: map[string]*apisv1.NodeClaim{}}}
+	cloud.hook = func() {
+		cloud.byID["sim://late"] = namedInstance("sim://late", "late", now)
+		if err := kube.Create(ctx, launchedClaim("late", "sim://late")); err != nil {
+			t.Error(err)
+		}
+	}
+	c, err := garbagecollection.New(garbagecollection.Deps{Client: kube, CloudProvider: cloud, Clock: clocktesting.NewFakeClock(now)}, garbagecollection.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Collect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := (&apisv1.NodeClaim{}); kube.Get(ctx, client.ObjectKey{Name: "late"}, got) != nil || !got.DeletionTimestamp.IsZero() {
+		t.Error("a claim launched during the pass was deleted")
+	}
+}
