@@ -17,6 +17,7 @@ import (
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/registry"
 	disruptionctrl "github.com/tenon-sh/tenon/pkg/controllers/disruption"
 	"github.com/tenon-sh/tenon/pkg/disruption"
+	"github.com/tenon-sh/tenon/pkg/featuregates"
 	"github.com/tenon-sh/tenon/pkg/operator"
 	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/solver"
@@ -26,6 +27,7 @@ func newExplain() *cobra.Command {
 	var kubeconfig, kubeContext, cloud string
 	var schedulers []string
 	var decision disruption.Options
+	var static bool
 	cmd := &cobra.Command{
 		Use:   "explain node/NAME",
 		Short: "Say why a node is or is not being disrupted now",
@@ -56,7 +58,7 @@ by where its previous pass stopped.`,
 			if err != nil {
 				return err
 			}
-			ex, err := disruptionctrl.Explain(cmd.Context(), disruptionctrl.ExplainDeps{Reader: c, Cloud: provider, Schedulers: schedulers}, name, decision)
+			ex, err := disruptionctrl.Explain(cmd.Context(), disruptionctrl.ExplainDeps{Reader: c, Cloud: provider, Schedulers: schedulers, StaticCapacity: static}, name, decision)
 			if err != nil {
 				return err
 			}
@@ -67,7 +69,7 @@ by where its previous pass stopped.`,
 	cmd.Flags().StringVar(&kubeContext, "context", "", "kubeconfig context (default: the current one)")
 	cmd.Flags().StringVar(&cloud, "cloud-provider", registry.Default, "cloud provider the cluster's nodes come from: "+strings.Join(registry.Names(), ", "))
 	cmd.Flags().StringSliceVar(&schedulers, "scheduler-names", nil, "scheduler names whose pending pods tenon provisions for (default default-scheduler)")
-	registerDecisionFlags(cmd.Flags(), &decision)
+	registerDecisionFlags(cmd.Flags(), &decision, func(g featuregates.Gates) { static = g.StaticCapacity })
 	return cmd
 }
 

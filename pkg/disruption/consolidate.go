@@ -31,6 +31,10 @@ func (d *decider) consolidation() error {
 			d.skip(c, SkipNoNodePool, "nodepool %q does not exist", c.NodePool)
 			continue
 		}
+		if c.static() {
+			d.skip(c, SkipStatic, "nodepool %s is static: it is kept at its replicas, only drift and expiration replace its nodes", c.NodePool)
+			continue
+		}
 		if p := c.pool.Spec.Disruption.ConsolidationPolicy; p == apisv1.ConsolidationPolicyWhenEmpty {
 			d.skip(c, SkipPolicy, "nodepool %s consolidates only empty nodes", c.NodePool)
 			continue

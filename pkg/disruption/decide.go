@@ -127,8 +127,8 @@ func (d *decider) emptiness() error {
 	byPool := map[string][]*candidate{}
 	var pools []string
 	for _, c := range d.cands {
-		if len(c.pods) > 0 {
-			continue
+		if len(c.pods) > 0 || c.static() {
+			continue // a static pool's nodes are kept at its replicas, empty or not
 		}
 		if r, msg := d.blocked(c); r != "" {
 			d.skip(c, r, "%s", msg)
@@ -253,15 +253,46 @@ func (d *decider) expiration() error {
 
 // replaceForcefully removes one node whatever it costs, with the replacements its pods need.
 func (d *decider) replaceForcefully(c *candidate, m Method, reason apisv1.DisruptionReason, why string) error {
-	o, err := d.world.remove([]string{c.Name}, c.pods)
+	o, r, msg, err := d.removal(c)
 	if err != nil {
 		return err
 	}
-	if o.stranded > 0 {
-		d.skip(c, SkipUnschedulable, "%d of its pods would fit nowhere", o.stranded)
+	if r != "" {
+		d.skip(c, r, "%s", msg)
 		return nil
 	}
 	return d.commit(d.command(m, reason, []*candidate{c}, o, why))
+}
+
+// removal is what replacing one drifted or expired node takes, or why it cannot be replaced.
+// A static NodePool's node is replaced by exactly one claim from its pool's template, so the
+// pool keeps its replicas; its pods are not planned elsewhere (the scheduler places them once
+// evicted, on the replacement or any node). Any other node's pods are planned onto the nodes
+// left and new claims, and a pod that would fit nowhere holds the node.
+func (d *decider) removal(c *candidate) (*outcome, SkipReason, string, error) {
+	if c.static() {
+		t := d.snap.Static[c.NodePool]
+		if t == nil || t.InstanceType == nil {
+			return nil, SkipStatic, fmt.Sprintf("static nodepool %s has no instance type with an available offering to launch its replacement", c.NodePool), nil
+		}
+		r := *t
+		r.Pods = nil
+		r.Hostname = fmt.Sprintf("replacement-%d-static-%s", d.world.commits, c.Name)
+		return &outcome{plan: &solver.Plan{}, replacements: []*solver.Claim{&r}}, "", "", nil
+	}
+	o, err := d.world.remove([]string{c.Name}, c.pods)
+	if err != nil {
+		return nil, "", "", err
+	}
+	if o.stranded > 0 {
+		return nil, SkipUnschedulable, fmt.Sprintf("%d of its pods would fit nowhere", o.stranded), nil
+	}
+	return o, "", "", nil
+}
+
+// static reports whether the node belongs to a static NodePool.
+func (c *candidate) static() bool {
+	return c.pool != nil && c.pool.IsStatic()
 }
 
 func (d *decider) command(m Method, reason apisv1.DisruptionReason, cs []*candidate, o *outcome, why string) Command {

@@ -23,6 +23,12 @@ type Snapshot struct {
 	// PDBs limit evictions.
 	PDBs []*policyv1.PodDisruptionBudget
 	Now  time.Time
+	// Static holds, for each static NodePool (spec.replicas) in NodePools, the empty claim it
+	// launches: its template's requirements and its instance types with an available offering,
+	// cheapest first. A static pool's nodes are disrupted only by drift and expiration, each
+	// replaced by one such claim; a static pool missing here has nothing to launch, and its
+	// nodes are left alone.
+	Static map[string]*solver.Claim
 	// Prepared, when set, is an earlier pass's prepared snapshot with the same NodePools (their
 	// usage against limits included), instance types, DaemonSets and namespaces as Solver (only
 	// nodes and pods differ): the pass
@@ -124,6 +130,7 @@ const (
 	SkipPendingPodsNeedIt SkipReason = "PendingPodsNeedIt"
 	SkipInCommand         SkipReason = "InAnotherCommand"
 	SkipReceiving         SkipReason = "ReceivesPods"
+	SkipStatic            SkipReason = "StaticNodePool"
 	// The reasons a command can stop holding between its decision and its execution.
 	SkipNodeGone   SkipReason = "NodeGone"
 	SkipNotEmpty   SkipReason = "NotEmpty"

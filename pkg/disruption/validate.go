@@ -47,12 +47,12 @@ func Validate(s *Snapshot, cmd Command, opts Options) (Command, error) {
 		if c.Deleting {
 			return invalid(c, SkipDeleting, "already being deleted")
 		}
-		o, err := d.world.remove(cmd.Candidates, podsOf(cs))
+		o, r, msg, err := d.removal(c)
 		if err != nil {
 			return Command{}, err
 		}
-		if o.stranded > 0 {
-			return invalid(c, SkipUnschedulable, "%d of its pods would fit nowhere", o.stranded)
+		if r != "" {
+			return invalid(c, r, "%s", msg)
 		}
 		return d.command(cmd.Method, cmd.Reason, cs, o, fmt.Sprintf("expired at %s", c.ExpireAt.UTC().Format("2006-01-02T15:04:05Z"))), nil
 	}
@@ -92,12 +92,12 @@ func Validate(s *Snapshot, cmd Command, opts Options) (Command, error) {
 		if c.Drifted == "" {
 			return invalid(c, SkipNotDrifted, "it no longer drifts")
 		}
-		o, err := d.world.remove(cmd.Candidates, podsOf(cs))
+		o, r, msg, err := d.removal(c)
 		if err != nil {
 			return Command{}, err
 		}
-		if o.stranded > 0 {
-			return invalid(c, SkipUnschedulable, "%d of its pods would fit nowhere", o.stranded)
+		if r != "" {
+			return invalid(c, r, "%s", msg)
 		}
 		return d.command(cmd.Method, apisv1.DisruptionReasonDrifted, cs, o, "drifted: "+c.Drifted), nil
 	}

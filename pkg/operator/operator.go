@@ -142,6 +142,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 		return nil, err
 	}
 	if !opts.Disruption.Disabled {
+		opts.Disruption.StaticCapacity = opts.Disruption.StaticCapacity || opts.StaticCapacity // one gate for both
 		o.Disruption, err = disruptionctrl.Register(mgr, disruptionctrl.Deps{
 			Cluster: o.Cluster, Cloud: o.Cloud, Filter: o.Unavailable, Schedulers: opts.Provisioning.Schedulers,
 			Recorder: events.New(mgr.GetEventRecorderFor("tenon"), events.Options{}), Log: log.WithName("disruption"),

@@ -212,3 +212,25 @@ func boolPtr(b bool) *bool { return &b }
 
 // PodKey names a pod as namespace/name.
 func PodKey(p *corev1.Pod) string { return strings.Join([]string{p.Namespace, p.Name}, "/") }
+
+// StaticClaim is the empty claim a static NodePool launches: its template's requirements
+// (pinned to the pool) and those of its instance types with an offering they allow, cheapest
+// first, at most solver.MaxInstanceTypes. It is nil when no instance type has one.
+func StaticClaim(np *apisv1.NodePool, its []*catalog.InstanceType) (*solver.Claim, error) {
+	reqs, err := Requirements(np.Spec.Template.Spec.Requirements)
+	if err != nil {
+		return nil, fmt.Errorf("nodepool %s: %w", np.Name, err)
+	}
+	reqs = reqs.Add(scheduling.In(apisv1.NodePoolLabelKey, np.Name))
+	ranked := catalog.Rank(its, reqs)
+	if len(ranked) == 0 {
+		return nil, nil
+	}
+	ranked = ranked[:min(len(ranked), solver.MaxInstanceTypes)]
+	cl := &solver.Claim{NodePool: np.Name, Requirements: reqs, InstanceType: ranked[0].Type,
+		Offering: ranked[0].Type.Offerings[ranked[0].Offering], Price: ranked[0].Price}
+	for _, r := range ranked {
+		cl.InstanceTypes = append(cl.InstanceTypes, r.Type)
+	}
+	return cl, nil
+}

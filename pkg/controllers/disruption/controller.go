@@ -105,7 +105,7 @@ func New(deps Deps, opts Options) (*Controller, error) {
 	src := &solverinput.Source{Cluster: deps.Cluster, Cloud: deps.Cloud, Filter: deps.Filter, Reader: deps.Reader, Schedulers: deps.Schedulers}
 	return &Controller{
 		deps: deps, opts: opts, log: deps.Log,
-		builder: newBuilder(src, deps.Clock, opts.DriftCheckInterval),
+		builder: newBuilder(src, deps.Clock, opts.DriftCheckInterval, opts.StaticCapacity),
 		running: map[string]*execution{}, held: map[string]time.Time{}, unconsolidatable: map[types.UID]time.Time{},
 	}, nil
 }

@@ -18,6 +18,8 @@ import (
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	disruptionctrl "github.com/tenon-sh/tenon/pkg/controllers/disruption"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/ctrltest"
+	"github.com/tenon-sh/tenon/pkg/controllers/nodepool/static"
+	"github.com/tenon-sh/tenon/pkg/disruption"
 	"github.com/tenon-sh/tenon/pkg/events"
 	"github.com/tenon-sh/tenon/pkg/state"
 )
@@ -31,6 +33,7 @@ func TestOnControlPlane(t *testing.T) {
 	t.Run("OrphanTaintsCleanedWhileRunning", func(t *testing.T) { testOrphanTaintsWhileRunning(t, e) })
 	t.Run("LastPodEventRecorded", func(t *testing.T) { testLastPodEventRecorded(t, e) })
 	t.Run("DriftedConsolidatableAndUnconsolidatable", func(t *testing.T) { testClaimConditionsAndUnconsolidatable(t, e) })
+	t.Run("StaticNodePoolDriftReplacesOneAtATime", func(t *testing.T) { testStaticDrift(t, e) })
 }
 
 // pool is a nodepool of m5 on-demand nodes that only drift disrupts.
@@ -303,5 +306,107 @@ func testClaimConditionsAndUnconsolidatable(t *testing.T, e *ctrltest.Env) {
 	ctrltest.Eventually(t, "the Drifted condition removed once the claim matches again", func() (bool, string) {
 		c := e.Claim(t, nc.Name).GetCondition(apisv1.ConditionTypeDrifted)
 		return c == nil, fmt.Sprintf("%+v", c)
+	})
+}
+
+// A static nodepool of two whose template changes: drift replaces both nodes, one at a time as
+// its budget of one node allows, each by one NodeClaim of the pool launched before the old one
+// goes, while the static controller keeps the replicas without doubling or deleting a
+// replacement.
+func testStaticDrift(t *testing.T, e *ctrltest.Env) {
+	ctx := context.Background()
+	e.NodeClass(t, "static-drift", ctrltest.FastSpec())
+	np := pool("static-drift", "static-drift")
+	np.Spec.Replicas = new(int64(2))
+	np.Spec.Disruption.Budgets = []apisv1.Budget{{Nodes: "1"}}
+	e.Create(t, np)
+	results := make(chan disruptionctrl.CommandResult, 16)
+	cluster := state.NewCluster(clock.RealClock{})
+	mopts := ctrltest.FastOptions()
+	mopts.Setup = func(mgr manager.Manager, m *ctrltest.Manager) error {
+		if err := cluster.Register(ctx, mgr.GetCache()); err != nil {
+			return err
+		}
+		if err := static.Register(mgr, static.Deps{CloudProvider: m.Provider, Filter: m.Unavailable}, static.Options{}); err != nil {
+			return err
+		}
+		_, err := disruptionctrl.Register(mgr, disruptionctrl.Deps{
+			Cluster: cluster, Cloud: m.Provider, Filter: m.Unavailable,
+			Recorder: events.New(mgr.GetEventRecorderFor("tenon"), events.Options{}), //nolint:staticcheck // the provisioner records through the same API
+		}, disruptionctrl.Options{StaticCapacity: true, PassInterval: 300 * time.Millisecond, ValidationDelay: 200 * time.Millisecond,
+			OnCommand: func(r disruptionctrl.CommandResult) { results <- r }})
+		return err
+	}
+	e.StartManager(t, mopts)
+
+	// live lists the pool's NodeClaims not being deleted, and how many of those are initialized.
+	live := func() (names []string, initialized int) {
+		list := &apisv1.NodeClaimList{}
+		if err := e.Client.List(ctx, list, client.MatchingLabels{apisv1.NodePoolLabelKey: np.Name}); err != nil {
+			t.Fatal(err)
+		}
+		for _, nc := range list.Items {
+			if nc.DeletionTimestamp.IsZero() {
+				names = append(names, nc.Name)
+				if nc.IsTrue(apisv1.ConditionTypeInitialized) {
+					initialized++
+				}
+			}
+		}
+		return names, initialized
+	}
+	var first []string
+	ctrltest.Eventually(t, "the static nodepool has its 2 initialized nodeclaims", func() (bool, string) {
+		names, init := live()
+		first = names
+		return len(names) == 2 && init == 2, fmt.Sprintf("%v, %d initialized", names, init)
+	})
+
+	stored := &apisv1.NodePool{}
+	e.Get(t, "", np.Name, stored)
+	orig := stored.DeepCopy()
+	stored.Spec.Template.Labels = map[string]string{"example.com/revision": "2"}
+	if err := e.Client.Patch(ctx, stored, client.MergeFrom(orig)); err != nil {
+		t.Fatal(err)
+	}
+	ctrltest.Eventually(t, "both original nodeclaims are replaced", func() (bool, string) {
+		names, init := live()
+		if len(names) > 3 {
+			t.Fatalf("%d live nodeclaims %v: more than the replicas and the one replacement the budget allows", len(names), names)
+		}
+		originals := 0
+		for _, n := range names {
+			for _, f := range first {
+				if n == f {
+					originals++
+				}
+			}
+		}
+		if originals < 1 && init < 1 {
+			t.Fatalf("no original and no initialized replacement left: %v", names)
+		}
+		return originals == 0 && len(names) == 2 && init == 2, fmt.Sprintf("%v, %d initialized, %d originals", names, init, originals)
+	})
+	succeeded := 0
+	ctrltest.Eventually(t, "two drift commands succeeded", func() (bool, string) {
+		for {
+			select {
+			case r := <-results:
+				if r.Result == disruptionctrl.ResultFailed {
+					t.Fatalf("command %s of %v failed: %v", r.Command.Method, r.Command.Candidates, r.Err)
+				}
+				if r.Result != disruptionctrl.ResultSucceeded {
+					continue
+				}
+				succeeded++
+				if r.Command.Method != disruption.MethodDrift || len(r.Command.Candidates) != 1 ||
+					len(r.Command.Replacements) != 1 || r.Command.Replacements[0].NodePool != np.Name {
+					t.Errorf("command %s of %v with %d replacements; want a drift of one node replaced by one claim of %s",
+						r.Command.Method, r.Command.Candidates, len(r.Command.Replacements), np.Name)
+				}
+			default:
+				return succeeded == 2, fmt.Sprintf("%d succeeded", succeeded)
+			}
+		}
 	})
 }

@@ -50,6 +50,8 @@ type ExplainDeps struct {
 	// default-scheduler).
 	Schedulers []string
 	Clock      clock.PassiveClock
+	// StaticCapacity is the StaticCapacity feature gate, as the controller runs with it.
+	StaticCapacity bool
 }
 
 // ErrNodeNotFound is returned by Explain for a node the cluster does not have.
@@ -78,7 +80,7 @@ func Explain(ctx context.Context, deps ExplainDeps, name string, opts disruption
 		return nil, fmt.Errorf("node %s: %w", name, ErrNodeNotFound)
 	}
 	src := &solverinput.Source{Cluster: cluster, Cloud: deps.Cloud, Reader: deps.Reader, Schedulers: deps.Schedulers}
-	view, err := newBuilder(src, deps.Clock, 0).Build(ctx, BuildOptions{})
+	view, err := newBuilder(src, deps.Clock, 0, deps.StaticCapacity).Build(ctx, BuildOptions{})
 	ex := &Explanation{Node: name, Pods: cluster.PodsOn(name), Tainted: HasDisruptedTaint(node), Excluded: view.Excluded[name]}
 	if err != nil {
 		ex.Warnings = append(ex.Warnings, err.Error())

@@ -48,6 +48,10 @@ type Options struct {
 	// removed, besides once at start-up (default 1m): a command whose Node update was lost, or
 	// another writer of the taint, must not leave a node unschedulable for good.
 	OrphanTaintInterval time.Duration
+	// StaticCapacity (the StaticCapacity feature gate) lets drift and expiration replace the
+	// nodes of static NodePools, each by one NodeClaim of its pool; without it their nodes are
+	// left alone, as the static controller that keeps their replicas does not run.
+	StaticCapacity bool
 	// Decision tunes the decision itself: savings floors, spot-to-spot, simulation caps. Its
 	// Cursor is managed by the controller.
 	Decision disruption.Options

@@ -2,6 +2,7 @@ package disruption
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -15,8 +16,10 @@ import (
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/solverinput"
 	"github.com/tenon-sh/tenon/pkg/disruption"
+	"github.com/tenon-sh/tenon/pkg/featuregates"
 	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/snapshot"
+	"github.com/tenon-sh/tenon/pkg/solver"
 )
 
 // Builder reads a disruption snapshot from the cluster mirror and the cloud provider: every
@@ -27,6 +30,9 @@ type Builder struct {
 	clock clock.PassiveClock
 	// driftTTL is how long the provider's drift verdict on a claim is reused.
 	driftTTL time.Duration
+	// static (the StaticCapacity gate) lets drift and expiration replace static NodePools'
+	// nodes; without it they are excluded.
+	static bool
 
 	mu    sync.Mutex
 	drift map[types.UID]driftVerdict
@@ -93,15 +99,20 @@ func (b *Builder) Build(ctx context.Context, o BuildOptions) (*View, error) {
 		Excluded: map[string]string{}, PriceUnknown: map[string]bool{}, DriftReasons: map[string]string{},
 		solver: sv, index: map[string]int{},
 	}
-	static := map[string]bool{}
+	static := map[string]bool{} // static NodePools whose nodes are excluded (the gate is off)
 	policy := map[string]*poolPolicy{}
 	for _, np := range cluster.NodePools() {
 		if !cloudprovider.IsManagedNodePool(b.src.Cloud, np) {
 			continue // another autoscaler's; its nodes are excluded below
 		}
 		if np.IsStatic() {
-			static[np.Name] = true
-			continue
+			if !b.static {
+				static[np.Name] = true
+				continue
+			}
+			if serr := b.staticClaim(ctx, np, v); serr != nil {
+				err = errors.Join(err, serr)
+			}
 		}
 		v.Snapshot.NodePools[np.Name] = np
 		reqs, rerr := snapshot.Requirements(np.Spec.Template.Spec.Requirements)
@@ -137,7 +148,7 @@ func (b *Builder) Build(ctx context.Context, o BuildOptions) (*View, error) {
 				refKind(nc.Spec.NodeClassRef), b.src.Cloud.Name())
 			continue
 		case static[pool]:
-			v.Excluded[node.Name] = fmt.Sprintf("nodepool %s is static: its nodes are kept at its replicas, not disrupted", pool)
+			v.Excluded[node.Name] = fmt.Sprintf("nodepool %s is static and the %s feature gate is off: its nodes are not disrupted", pool, featuregates.StaticCapacity)
 			continue
 		case o.Held[node.Name] != "":
 			v.Excluded[node.Name] = o.Held[node.Name]
@@ -170,6 +181,39 @@ func (b *Builder) Build(ctx context.Context, o BuildOptions) (*View, error) {
 	}
 	b.prune(seen)
 	return v, err
+}
+
+// staticClaim records in the view what a static NodePool launches (Snapshot.Static) and its
+// instance types, for its nodes' prices. A NodePool that is not Ready or is being deleted
+// launches nothing: its drifted and expired nodes wait.
+func (b *Builder) staticClaim(ctx context.Context, np *apisv1.NodePool, v *View) error {
+	its, err := b.src.Cloud.GetInstanceTypes(ctx, np)
+	if err != nil {
+		return fmt.Errorf("instance types of static nodepool %s: %w", np.Name, err)
+	}
+	byName := make(map[string]*catalog.InstanceType, len(its))
+	for _, it := range its {
+		byName[it.Name] = it
+	}
+	if v.solver.Types == nil {
+		v.solver.Types = map[string]map[string]*catalog.InstanceType{}
+	}
+	v.solver.Types[np.Name] = byName
+	if np.DeletionTimestamp != nil || !np.IsTrue(apisv1.ConditionTypeReady) {
+		return nil
+	}
+	if b.src.Filter != nil {
+		its = b.src.Filter.Apply(its)
+	}
+	cl, err := snapshot.StaticClaim(np, its)
+	if err != nil || cl == nil {
+		return err
+	}
+	if v.Snapshot.Static == nil {
+		v.Snapshot.Static = map[string]*solver.Claim{}
+	}
+	v.Snapshot.Static[np.Name] = cl
+	return nil
 }
 
 // refKind names a nodeClassRef's kind and group for a reason.
@@ -335,9 +379,9 @@ func (b *Builder) prune(seen map[types.UID]bool) {
 
 // newBuilder returns a builder reading from src; drift verdicts of the cloud provider are
 // reused for driftTTL.
-func newBuilder(src *solverinput.Source, clk clock.PassiveClock, driftTTL time.Duration) *Builder {
+func newBuilder(src *solverinput.Source, clk clock.PassiveClock, driftTTL time.Duration, static bool) *Builder {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &Builder{src: src, clock: clk, driftTTL: driftTTL, drift: map[types.UID]driftVerdict{}}
+	return &Builder{src: src, clock: clk, driftTTL: driftTTL, static: static, drift: map[types.UID]driftVerdict{}}
 }

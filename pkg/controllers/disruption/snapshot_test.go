@@ -23,6 +23,7 @@ import (
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/solverinput"
+	"github.com/tenon-sh/tenon/pkg/disruption"
 	"github.com/tenon-sh/tenon/pkg/state"
 )
 
@@ -77,6 +78,7 @@ type world struct {
 	pool    *apisv1.NodePool
 	seq     int
 	b       *Builder
+	static  bool // the StaticCapacity gate
 }
 
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -146,7 +148,7 @@ func (w *world) build(o BuildOptions) *View {
 	reader := fake.NewClientBuilder().WithScheme(scheme).Build()
 	if w.b == nil {
 		src := &solverinput.Source{Cluster: w.cluster, Cloud: w.cloud, Reader: reader, Schedulers: []string{corev1.DefaultSchedulerName}}
-		w.b = newBuilder(src, w.clk, time.Minute)
+		w.b = newBuilder(src, w.clk, time.Minute, w.static)
 	}
 	v, err := w.b.Build(context.Background(), o)
 	if err != nil {
@@ -350,5 +352,54 @@ func TestBuildDrift(t *testing.T) {
 	}
 	if d := drift(cloudy); d != "" {
 		t.Errorf("a node the provider no longer reports drifted: %q", d)
+	}
+}
+
+func TestBuildStaticNodePoolsWithTheGate(t *testing.T) {
+	w := newWorld(t)
+	w.static = true
+	fixed := w.pool.DeepCopy()
+	fixed.Name, fixed.UID, fixed.Spec.Replicas = "fixed", "fixed-uid", new(int64(2))
+	fixed.Status.Conditions = []metav1.Condition{{Type: apisv1.ConditionTypeReady, Status: metav1.ConditionTrue, Reason: "Ready"}}
+	w.cluster.UpdateNodePool(fixed)
+	idle := fixed.DeepCopy()
+	idle.Name, idle.UID = "idle", "idle-uid"
+	idle.Status.Conditions = nil // not Ready: it launches nothing
+	w.cluster.UpdateNodePool(idle)
+	inPool := func(pool string, drifted bool) func(*corev1.Node, *apisv1.NodeClaim) {
+		return func(n *corev1.Node, nc *apisv1.NodeClaim) {
+			n.Labels[apisv1.NodePoolLabelKey], nc.Labels[apisv1.NodePoolLabelKey] = pool, pool
+			if drifted {
+				nc.Annotations[apisv1.NodePoolHashAnnotationKey] = "12345"
+			}
+		}
+	}
+	st, _ := w.node("m5.xlarge", "us-east-1a", apisv1.CapacityTypeOnDemand, inPool("fixed", true))
+	waiting, _ := w.node("m5.xlarge", "us-east-1a", apisv1.CapacityTypeOnDemand, inPool("idle", true))
+	v := w.build(BuildOptions{})
+	for _, n := range []*corev1.Node{st, waiting} {
+		e, ok := v.Node(n.Name)
+		if !ok || e.Drifted == "" || e.Price == 0 || v.PriceUnknown[n.Name] {
+			t.Fatalf("%s: in snapshot %v (excluded %q), drifted %q, price %v unknown %v", n.Name, ok, v.Excluded[n.Name], e.Drifted, e.Price, v.PriceUnknown[n.Name])
+		}
+	}
+	if v.Snapshot.NodePools["fixed"] == nil || v.Snapshot.Static["idle"] != nil {
+		t.Fatalf("static nodepools: policy of fixed %v, a claim for not-Ready idle %v", v.Snapshot.NodePools["fixed"] != nil, v.Snapshot.Static["idle"])
+	}
+	// The cheapest offering the pool allows is the test catalog's m5.xlarge reservation.
+	if cl := v.Snapshot.Static["fixed"]; cl == nil || cl.InstanceType.Name != "m5.xlarge" || cl.Offering.CapacityType != apisv1.CapacityTypeReserved || len(cl.InstanceTypes) < 2 {
+		t.Fatalf("fixed launches %+v, want its cheapest offering (reserved m5.xlarge) and the other m5 types", cl)
+	}
+	d, err := disruption.Decide(v.Snapshot, disruption.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Commands) != 1 || d.Commands[0].Candidates[0] != st.Name || len(d.Commands[0].Replacements) != 1 || d.Commands[0].Replacements[0].NodePool != "fixed" {
+		t.Fatalf("want %s replaced by one claim of fixed, got %+v", st.Name, d.Commands)
+	}
+	for _, s := range d.Skips {
+		if s.Node == waiting.Name && s.Reason != disruption.SkipStatic {
+			t.Errorf("%s: skip %s, want %s", waiting.Name, s.Reason, disruption.SkipStatic)
+		}
 	}
 }

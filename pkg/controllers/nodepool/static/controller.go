@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
@@ -25,7 +27,6 @@ import (
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/index"
 	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/termination"
-	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/snapshot"
 	"github.com/tenon-sh/tenon/pkg/solver"
 )
@@ -54,7 +55,8 @@ type Options struct {
 type Deps struct {
 	// Client writes NodeClaims. Register defaults it to the manager's client.
 	Client client.Client
-	// Reader reads NodeClaims and Pods uncached, so a claim just created is counted.
+	// Reader reads NodeClaims, Nodes and Pods uncached, so a claim just created, or a node just
+	// tainted by a disruption command, is counted.
 	// Register defaults it to the manager's API reader; New to Client.
 	Reader client.Reader
 	// CloudProvider lists the pool's instance types and tells which NodePools it serves.
@@ -147,7 +149,8 @@ func ready(np *apisv1.NodePool) bool {
 	return c != nil && c.Status == metav1.ConditionTrue
 }
 
-// Reconcile creates or deletes one static NodePool's NodeClaims to reach spec.replicas.
+// Reconcile creates or deletes one static NodePool's NodeClaims to reach spec.replicas. Claims
+// being deleted, and those whose node a disruption command is replacing, do not count.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	np := &apisv1.NodePool{}
 	if err := c.deps.Client.Get(ctx, req.NamespacedName, np); err != nil {
@@ -162,8 +165,16 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	var active []*apisv1.NodeClaim
 	for i := range list.Items {
-		if list.Items[i].DeletionTimestamp.IsZero() {
-			active = append(active, &list.Items[i])
+		nc := &list.Items[i]
+		if !nc.DeletionTimestamp.IsZero() {
+			continue
+		}
+		disrupted, err := c.disrupted(ctx, nc)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if !disrupted {
+			active = append(active, nc)
 		}
 	}
 	want := int(*np.Spec.Replicas)
@@ -181,6 +192,25 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{RequeueAfter: c.opts.Resync}, nil
+}
+
+// disrupted reports whether the claim's node carries karpenter.sh/disrupted: a disruption
+// command (drift, expiration) is replacing it, and the replacement it launches (after the
+// taint) is what counts toward the replicas, so that the pool gets no extra claim while the
+// node drains and the replacement is not deleted as surplus. Should the command roll back, the
+// taint goes and the pool is brought back to its replicas.
+func (c *Controller) disrupted(ctx context.Context, nc *apisv1.NodeClaim) (bool, error) {
+	if nc.Status.NodeName == "" {
+		return false, nil
+	}
+	node := &corev1.Node{}
+	if err := c.deps.Reader.Get(ctx, client.ObjectKey{Name: nc.Status.NodeName}, node); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("reading node %s of nodeclaim %s: %w", nc.Status.NodeName, nc.Name, err)
+	}
+	return slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&apisv1.DisruptedNoScheduleTaint) }), nil
 }
 
 // scaleUp creates up to n NodeClaims, as many as limits.nodes leaves over the pool's total
@@ -215,11 +245,6 @@ func (c *Controller) scaleUp(ctx context.Context, np *apisv1.NodePool, n, total 
 // template is the empty claim the pool launches: its requirements and its instance types that
 // have an offering they allow, cheapest first. It is nil, with an event, when there are none.
 func (c *Controller) template(ctx context.Context, np *apisv1.NodePool) (*solver.Claim, error) {
-	reqs, err := snapshot.Requirements(np.Spec.Template.Spec.Requirements)
-	if err != nil {
-		return nil, fmt.Errorf("nodepool %s: %w", np.Name, err)
-	}
-	reqs = reqs.Add(scheduling.In(apisv1.NodePoolLabelKey, np.Name))
 	its, err := c.deps.CloudProvider.GetInstanceTypes(ctx, np)
 	if err != nil {
 		return nil, fmt.Errorf("instance types of nodepool %s: %w", np.Name, err)
@@ -227,19 +252,12 @@ func (c *Controller) template(ctx context.Context, np *apisv1.NodePool) (*solver
 	if c.deps.Filter != nil {
 		its = c.deps.Filter.Apply(its)
 	}
-	ranked := catalog.Rank(its, reqs)
-	if len(ranked) == 0 {
+	cl, err := snapshot.StaticClaim(np, its)
+	if err == nil && cl == nil {
 		c.deps.Recorder.Eventf(np, corev1.EventTypeWarning, EventNoInstanceType,
 			"no instance type of the %d the NodeClass offers has an available offering the requirements allow", len(its))
-		return nil, nil
 	}
-	ranked = ranked[:min(len(ranked), solver.MaxInstanceTypes)]
-	cl := &solver.Claim{NodePool: np.Name, Requirements: reqs, InstanceType: ranked[0].Type,
-		Offering: ranked[0].Type.Offerings[ranked[0].Offering], Price: ranked[0].Price}
-	for _, r := range ranked {
-		cl.InstanceTypes = append(cl.InstanceTypes, r.Type)
-	}
-	return cl, nil
+	return cl, err
 }
 
 // scaleDown deletes the n of active cheapest to remove.

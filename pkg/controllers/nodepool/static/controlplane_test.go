@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -30,6 +31,7 @@ func TestOnControlPlane(t *testing.T) {
 		t.Run("ScalesToReplicas", func(t *testing.T) { t.Parallel(); testScales(t, e) })
 		t.Run("NodeLimit", func(t *testing.T) { t.Parallel(); testNodeLimit(t, e) })
 		t.Run("ReplacesDeletedNodeClaim", func(t *testing.T) { t.Parallel(); testReplaces(t, e) })
+		t.Run("CountsTheReplacementOfADisruptedNode", func(t *testing.T) { t.Parallel(); testDisrupted(t, e) })
 		t.Run("IgnoresDynamicPools", func(t *testing.T) { t.Parallel(); testDynamic(t, e) })
 		t.Run("WaitsForNodeClass", func(t *testing.T) { t.Parallel(); testWaitsForNodeClass(t, e) })
 	})
@@ -185,4 +187,53 @@ func testWaitsForNodeClass(t *testing.T, e *ctrltest.Env) {
 	}
 	e.NodeClass(t, "waits", ctrltest.FastSpec())
 	waitClaims(t, e, "waits", 2)
+}
+
+// testDisrupted: while a disruption command replaces a static node (the node tainted
+// karpenter.sh/disrupted, then one replacement NodeClaim of the pool created), the controller
+// neither deletes the replacement as surplus nor creates another claim; once the old claim is
+// deleted the pool is at its replicas with the replacement among them.
+func testDisrupted(t *testing.T, e *ctrltest.Env) {
+	ctx := context.Background()
+	e.NodeClass(t, "disrupted", ctrltest.FastSpec())
+	e.Create(t, newStaticPool("disrupted", 2))
+	nodes := waitClaims(t, e, "disrupted", 2)
+	live, _, _ := claims(t, e, "disrupted")
+	var old apisv1.NodeClaim
+	for _, nc := range live {
+		if nc.Status.NodeName == nodes[0] {
+			old = nc
+		}
+	}
+	node := e.Node(t, nodes[0])
+	orig := node.DeepCopy()
+	node.Spec.Taints = append(node.Spec.Taints, apisv1.DisruptedNoScheduleTaint)
+	if err := e.Client.Patch(ctx, node, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		t.Fatal(err)
+	}
+	repl := &apisv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{GenerateName: "disrupted-", Labels: map[string]string{apisv1.NodePoolLabelKey: "disrupted"}},
+		Spec: *old.Spec.DeepCopy()}
+	e.Create(t, repl)
+	waitClaims(t, e, "disrupted", 3)
+	// A claim event makes the controller look again; nothing may change.
+	got := e.Claim(t, repl.Name)
+	patch := got.DeepCopy()
+	patch.Annotations = map[string]string{"test.tenon.sh/touch": "1"}
+	if err := e.Client.Patch(ctx, patch, client.MergeFrom(got)); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if live, _, deleting := claims(t, e, "disrupted"); len(live) != 3 || deleting != 0 {
+			t.Fatalf("while %s is disrupted: %d live, %d deleting nodeclaims; want the 2 and the replacement, none deleting", nodes[0], len(live), deleting)
+		}
+	}
+	if err := e.Client.Delete(ctx, &old); err != nil {
+		t.Fatal(err)
+	}
+	e.WaitGone(t, "", old.Name, &apisv1.NodeClaim{})
+	waitClaims(t, e, "disrupted", 2)
+	live, _, _ = claims(t, e, "disrupted")
+	if !slices.ContainsFunc(live, func(nc apisv1.NodeClaim) bool { return nc.Name == repl.Name }) {
+		t.Errorf("the replacement %s is not among the pool's claims after the disrupted one went", repl.Name)
+	}
 }
