@@ -3,6 +3,7 @@ package disruption_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -320,7 +321,7 @@ func testStaticDrift(t *testing.T, e *ctrltest.Env) {
 	np.Spec.Replicas = new(int64(2))
 	np.Spec.Disruption.Budgets = []apisv1.Budget{{Nodes: "1"}}
 	e.Create(t, np)
-	results := make(chan disruptionctrl.CommandResult, 16)
+	results := make(chan disruptionctrl.CommandResult, 256) // commands on earlier subtests' nodes arrive too
 	cluster := state.NewCluster(clock.RealClock{})
 	mopts := ctrltest.FastOptions()
 	mopts.Setup = func(mgr manager.Manager, m *ctrltest.Manager) error {
@@ -340,12 +341,18 @@ func testStaticDrift(t *testing.T, e *ctrltest.Env) {
 	e.StartManager(t, mopts)
 
 	// live lists the pool's NodeClaims not being deleted, and how many of those are initialized.
+	// ours holds the nodes of the pool's claims seen so far: the controller also disrupts the
+	// nodes earlier subtests left behind, and those commands are not this test's.
+	ours := map[string]bool{}
 	live := func() (names []string, initialized int) {
 		list := &apisv1.NodeClaimList{}
 		if err := e.Client.List(ctx, list, client.MatchingLabels{apisv1.NodePoolLabelKey: np.Name}); err != nil {
 			t.Fatal(err)
 		}
 		for _, nc := range list.Items {
+			if nc.Status.NodeName != "" {
+				ours[nc.Status.NodeName] = true
+			}
 			if nc.DeletionTimestamp.IsZero() {
 				names = append(names, nc.Name)
 				if nc.IsTrue(apisv1.ConditionTypeInitialized) {
@@ -392,6 +399,9 @@ func testStaticDrift(t *testing.T, e *ctrltest.Env) {
 		for {
 			select {
 			case r := <-results:
+				if !slices.ContainsFunc(r.Command.Candidates, func(n string) bool { return ours[n] }) {
+					continue // a node of an earlier subtest
+				}
 				if r.Result == disruptionctrl.ResultFailed {
 					t.Fatalf("command %s of %v failed: %v", r.Command.Method, r.Command.Candidates, r.Err)
 				}

@@ -150,7 +150,12 @@ func ready(np *apisv1.NodePool) bool {
 }
 
 // Reconcile creates or deletes one static NodePool's NodeClaims to reach spec.replicas. Claims
-// being deleted, and those whose node a disruption command is replacing, do not count.
+// being deleted do not count. While a disruption command is replacing one of the pool's nodes
+// (its node carries karpenter.sh/disrupted and its claim is not yet deleted), the pool is left
+// as it is: the command taints the candidate, then creates its replacement, then deletes the
+// candidate, and a count taken between two of those steps would buy an extra claim or delete
+// the replacement as surplus. Once the candidate's claim is deleted (or the command rolled back
+// and the taint is gone) the count is right again.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	np := &apisv1.NodePool{}
 	if err := c.deps.Client.Get(ctx, req.NamespacedName, np); err != nil {
@@ -163,6 +168,8 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := c.deps.Reader.List(ctx, list, client.MatchingLabels{apisv1.NodePoolLabelKey: np.Name}); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing the nodeclaims of nodepool %s: %w", np.Name, err)
 	}
+	// The nodes are read after the claims: a taint a command set before it created a
+	// replacement the list shows is seen here.
 	var active []*apisv1.NodeClaim
 	for i := range list.Items {
 		nc := &list.Items[i]
@@ -173,9 +180,10 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		if err != nil {
 			return reconcile.Result{}, err
 		}
-		if !disrupted {
-			active = append(active, nc)
+		if disrupted {
+			return reconcile.Result{RequeueAfter: DisruptionPoll}, nil
 		}
+		active = append(active, nc)
 	}
 	want := int(*np.Spec.Replicas)
 	var err error
@@ -194,11 +202,12 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{RequeueAfter: c.opts.Resync}, nil
 }
 
+// DisruptionPoll is how soon a static NodePool is looked at again while a disruption command
+// is replacing one of its nodes.
+const DisruptionPoll = time.Second
+
 // disrupted reports whether the claim's node carries karpenter.sh/disrupted: a disruption
-// command (drift, expiration) is replacing it, and the replacement it launches (after the
-// taint) is what counts toward the replicas, so that the pool gets no extra claim while the
-// node drains and the replacement is not deleted as surplus. Should the command roll back, the
-// taint goes and the pool is brought back to its replicas.
+// command (drift, expiration) has chosen it and is launching its replacement.
 func (c *Controller) disrupted(ctx context.Context, nc *apisv1.NodeClaim) (bool, error) {
 	if nc.Status.NodeName == "" {
 		return false, nil

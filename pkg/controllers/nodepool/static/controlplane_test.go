@@ -191,7 +191,8 @@ func testWaitsForNodeClass(t *testing.T, e *ctrltest.Env) {
 
 // testDisrupted: while a disruption command replaces a static node (the node tainted
 // karpenter.sh/disrupted, then one replacement NodeClaim of the pool created), the controller
-// neither deletes the replacement as surplus nor creates another claim; once the old claim is
+// creates no claim between the taint and the replacement, and neither deletes the replacement
+// as surplus nor creates another claim after it; once the old claim is
 // deleted the pool is at its replicas with the replacement among them.
 func testDisrupted(t *testing.T, e *ctrltest.Env) {
 	ctx := context.Background()
@@ -210,6 +211,13 @@ func testDisrupted(t *testing.T, e *ctrltest.Env) {
 	node.Spec.Taints = append(node.Spec.Taints, apisv1.DisruptedNoScheduleTaint)
 	if err := e.Client.Patch(ctx, node, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		t.Fatal(err)
+	}
+	// The command creates its replacement only after the taint: in between, the pool must not
+	// buy a claim of its own (the replacement would then be one too many).
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if live, _, deleting := claims(t, e, "disrupted"); len(live) != 2 || deleting != 0 {
+			t.Fatalf("%s tainted, its replacement not yet created: %d live, %d deleting nodeclaims; want the 2, none deleting", nodes[0], len(live), deleting)
+		}
 	}
 	repl := &apisv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{GenerateName: "disrupted-", Labels: map[string]string{apisv1.NodePoolLabelKey: "disrupted"}},
 		Spec: *old.Spec.DeepCopy()}
