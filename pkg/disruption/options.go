@@ -5,6 +5,7 @@ import (
 	"time"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/solver"
 )
 
 // Annotations on a NodePool that override Options for it.
@@ -18,6 +19,10 @@ const (
 
 // Options tune a pass. The zero value takes the defaults.
 type Options struct {
+	// MinValuesPolicy is the policy the provisioner solves with (Strict, the default, or
+	// BestEffort): a simulation that moves pods must follow the same rule the provisioner would,
+	// or it plans replacements the provisioner would not launch.
+	MinValuesPolicy solver.MinValuesPolicy
 	// SpotToSpotConsolidation lets consolidation replace spot nodes by cheaper spot nodes
 	// (Karpenter's feature gate of that name, off by default there and here). Off, a spot node
 	// may still be deleted, or replaced by capacity that is not spot.

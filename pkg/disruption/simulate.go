@@ -15,6 +15,8 @@ import (
 type world struct {
 	snap *solver.Snapshot
 	prep *solver.Prepared
+	// minValues is the policy every solve of the pass follows.
+	minValues solver.MinValuesPolicy
 	base *solver.Plan // the pending backlog alone
 	runs int
 	// commits counts the commands applied; it keeps the placeholder hostnames of each
@@ -25,8 +27,8 @@ type world struct {
 	reserved map[string]int
 }
 
-func newWorld(snap *solver.Snapshot, prev *solver.Prepared) (*world, error) {
-	w := &world{snap: snap, prep: prev}
+func newWorld(snap *solver.Snapshot, prev *solver.Prepared, minValues solver.MinValuesPolicy) (*world, error) {
+	w := &world{snap: snap, prep: prev, minValues: minValues}
 	return w, w.prepare()
 }
 
@@ -43,7 +45,7 @@ func (w *world) prepare() error {
 		return err
 	}
 	w.prep = p
-	w.base, err = p.Solve(w.snap.Pods, solver.Options{SkipBound: true, ReservationsTaken: w.reserved})
+	w.base, err = p.Solve(w.snap.Pods, solver.Options{SkipBound: true, ReservationsTaken: w.reserved, MinValuesPolicy: w.minValues})
 	w.runs++
 	return err
 }
@@ -63,7 +65,7 @@ type outcome struct {
 func (w *world) remove(nodes []string, pods []*corev1.Pod) (*outcome, error) {
 	all := append(slices.Clone(w.snap.Pods), pods...)
 	plan, err := w.prep.Solve(all, solver.Options{SkipBound: true, ExcludeNodes: nodes, HostnamePrefix: fmt.Sprintf("replacement-%d-", w.commits),
-		ReservationsTaken: w.reserved})
+		ReservationsTaken: w.reserved, MinValuesPolicy: w.minValues})
 	w.runs++
 	if err != nil {
 		return nil, err

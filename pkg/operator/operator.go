@@ -131,6 +131,14 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 			return nil, err
 		}
 	}
+	// One minValues policy for both loops (`--min-values-policy` sets the disruption
+	// decision's): a disruption simulation must plan what the provisioner would launch.
+	if opts.Provisioning.MinValuesPolicy == "" {
+		opts.Provisioning.MinValuesPolicy = opts.Disruption.Decision.MinValuesPolicy
+	}
+	if opts.Disruption.Decision.MinValuesPolicy == "" {
+		opts.Disruption.Decision.MinValuesPolicy = opts.Provisioning.MinValuesPolicy
+	}
 	o.Provisioner = provisioning.New(provisioning.Deps{
 		Client: mgr.GetClient(), Cluster: o.Cluster, Cloud: o.Cloud, Filter: o.Unavailable,
 		Recorder: events.New(mgr.GetEventRecorderFor("tenon"), events.Options{}), Log: log.WithName("provisioner"),
