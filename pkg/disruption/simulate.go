@@ -17,8 +17,8 @@ type world struct {
 	prep *solver.Prepared
 	// minValues is the policy every solve of the pass follows.
 	minValues solver.MinValuesPolicy
-	base *solver.Plan // the pending backlog alone
-	runs int
+	base      *solver.Plan // the pending backlog alone
+	runs      int
 	// commits counts the commands applied; it keeps the placeholder hostnames of each
 	// command's replacements apart from those of the commands before it.
 	commits int
