@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 )
 
@@ -89,5 +90,20 @@ func TestAddedImagesAreSelectedByTagsNameAndOwner(t *testing.T) {
 	}
 	if got := describe(&ec2.DescribeImagesInput{ImageIds: []string{"ami-0aaaaaaaaaaaaaaa1"}}); len(got) != 1 {
 		t.Errorf("deprecated image by ID: %d images", len(got))
+	}
+}
+
+// An access-denied fault answers with each service's own code, which the SDK does not retry.
+func TestAccessDeniedFaultsAnswerWithEachServicesCode(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.s.InjectFault(Fault{Kind: FaultAccessDenied})
+	_, err := e.ec2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{})
+	wantCode(t, err, "UnauthorizedOperation")
+	_, err = e.iam.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String("p")})
+	wantCode(t, err, "AccessDenied")
+	_, err = e.ssm.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String("/x")})
+	wantCode(t, err, "AccessDeniedException")
+	if hits := e.s.FaultHits(); hits[0] != 3 {
+		t.Errorf("%d requests hit the fault, want 3 (no retries)", hits[0])
 	}
 }
