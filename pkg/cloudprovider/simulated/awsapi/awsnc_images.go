@@ -149,3 +149,15 @@ func (s *Server) publishOtherFamilies(k8s string, base time.Time, add func(name,
 		add(family+"-"+rel, "x86_64", base.AddDate(0, 0, last), "/aws/service/ami-windows-latest/"+family+"/image_id")
 	}
 }
+
+// InstanceProfiles returns the names of the instance profiles that exist, sorted.
+func (s *Server) InstanceProfiles() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.profiles))
+	for name := range s.profiles {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}
