@@ -41,7 +41,7 @@ func TestAliasesResolveEveryFamilyAndVersion(t *testing.T) {
 		{"bottlerocket@latest", "1.37", map[string]string{
 			amd64Standard: "bottlerocket-aws-k8s-1.37-x86_64-v1.50.0", amd64Neuron: "bottlerocket-aws-k8s-1.37-x86_64-v1.50.0",
 			arm64Standard: "bottlerocket-aws-k8s-1.37-arm64-v1.50.0",
-			amd64Nvidia: "bottlerocket-aws-k8s-1.37-nvidia-x86_64-v1.50.0", arm64Nvidia: "bottlerocket-aws-k8s-1.37-nvidia-arm64-v1.50.0",
+			amd64Nvidia:   "bottlerocket-aws-k8s-1.37-nvidia-x86_64-v1.50.0", arm64Nvidia: "bottlerocket-aws-k8s-1.37-nvidia-arm64-v1.50.0",
 		}},
 		{"bottlerocket@v1.49.0", "1.37", map[string]string{
 			amd64Standard: "1.37-x86_64-v1.49.0", amd64Neuron: "1.37-x86_64-v1.49.0", arm64Standard: "1.37-arm64-v1.49.0",
