@@ -131,3 +131,20 @@ func reqString(reqs []corev1.NodeSelectorRequirement) string {
 	}
 	return s
 }
+
+// eventually polls cond every 50ms until it holds, failing t after 30s with what cond last
+// described.
+func eventually(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: timed out (last: %s)", what, state)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
