@@ -140,8 +140,7 @@ func (q *Queue) URL(ctx context.Context) (string, error) {
 	}
 	out, err := q.opts.SQS.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(q.opts.QueueName)})
 	if err != nil {
-		var ae smithy.APIError
-		if errors.As(err, &ae) && (ae.ErrorCode() == "QueueDoesNotExist" || ae.ErrorCode() == "AWS.SimpleQueueService.NonExistentQueue") {
+		if queueMissing(err) {
 			return "", fmt.Errorf("interruption queue %q does not exist in this account and region: create it (and its EventBridge rules) or fix --interruption-queue", q.opts.QueueName)
 		}
 		return "", fmt.Errorf("looking up interruption queue %q: %w", q.opts.QueueName, err)
@@ -150,6 +149,12 @@ func (q *Queue) URL(ctx context.Context) (string, error) {
 	q.url = aws.ToString(out.QueueUrl)
 	q.mu.Unlock()
 	return aws.ToString(out.QueueUrl), nil
+}
+
+// queueMissing reports whether SQS said the queue does not exist.
+func queueMissing(err error) bool {
+	var ae smithy.APIError
+	return errors.As(err, &ae) && (ae.ErrorCode() == "QueueDoesNotExist" || ae.ErrorCode() == "AWS.SimpleQueueService.NonExistentQueue")
 }
 
 // received is one SQS message of a Receive and what it parsed to.
@@ -172,6 +177,12 @@ func (q *Queue) Receive(ctx context.Context) ([]cloudprovider.InterruptionMessag
 		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameSentTimestamp},
 	})
 	if err != nil {
+		if queueMissing(err) {
+			// Deleted (and perhaps made again with a new URL): look it up again next time.
+			q.mu.Lock()
+			q.url = ""
+			q.mu.Unlock()
+		}
 		return nil, fmt.Errorf("receiving from interruption queue %q: %w", q.opts.QueueName, err)
 	}
 	var actionable []received

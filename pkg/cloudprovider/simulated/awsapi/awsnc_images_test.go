@@ -107,3 +107,25 @@ func TestAccessDeniedFaultsAnswerWithEachServicesCode(t *testing.T) {
 		t.Errorf("%d requests hit the fault, want 3 (no retries)", hits[0])
 	}
 }
+
+// Placement groups are found by name and by ID; an unknown one is EC2's error.
+func TestPlacementGroupsByNameAndID(t *testing.T) {
+	e := newEnv(t, Options{})
+	if err := e.s.AddPlacementGroup(PlacementGroup{Name: "training", Strategy: "cluster"}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := e.ec2.DescribePlacementGroups(ctx, &ec2.DescribePlacementGroupsInput{GroupNames: []string{"training"}})
+	if err != nil || len(out.PlacementGroups) != 1 {
+		t.Fatalf("by name: %+v (%v)", out, err)
+	}
+	pg := out.PlacementGroups[0]
+	if pg.State != ec2types.PlacementGroupStateAvailable || pg.Strategy != ec2types.PlacementStrategyCluster || aws.ToString(pg.GroupId) == "" {
+		t.Errorf("group %+v", pg)
+	}
+	byID, err := e.ec2.DescribePlacementGroups(ctx, &ec2.DescribePlacementGroupsInput{GroupIds: []string{aws.ToString(pg.GroupId)}})
+	if err != nil || len(byID.PlacementGroups) != 1 || aws.ToString(byID.PlacementGroups[0].GroupName) != "training" {
+		t.Errorf("by ID: %+v (%v)", byID, err)
+	}
+	_, err = e.ec2.DescribePlacementGroups(ctx, &ec2.DescribePlacementGroupsInput{GroupNames: []string{"nope"}})
+	wantCode(t, err, "InvalidPlacementGroup.Unknown")
+}

@@ -123,13 +123,15 @@ type Server struct {
 	images    []image
 	// extraImages are the images AddImage added; publishImages keeps them.
 	extraImages []image
-	params      map[string]string // SSM parameter → AMI ID
-	queues      map[string]*queue
-	profiles    map[string]*instanceProfile
-	seq         uint64
-	pending     []InstanceEvent // for OnInstance, delivered after unlock
-	notify      chan struct{}   // closed and replaced when a queue gets messages
-	hooks       sync.Mutex      // serialises OnInstance deliveries
+	// placementGroups are the groups AddPlacementGroup added.
+	placementGroups []PlacementGroup
+	params          map[string]string // SSM parameter → AMI ID
+	queues          map[string]*queue
+	profiles        map[string]*instanceProfile
+	seq             uint64
+	pending         []InstanceEvent // for OnInstance, delivered after unlock
+	notify          chan struct{}   // closed and replaced when a queue gets messages
+	hooks           sync.Mutex      // serialises OnInstance deliveries
 
 	// typeInfos and prices describe the catalog's types once (DescribeInstanceTypes and
 	// GetProducts); they never change.
