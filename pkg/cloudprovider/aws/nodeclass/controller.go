@@ -94,7 +94,8 @@ type Options struct {
 	// Discovery tells the API server's version (default: a discovery client on the manager's
 	// config).
 	Discovery discovery.ServerVersionInterface
-	// Log receives what the controller does (default: the manager's logger).
+	// Log receives what the controller does (default: the manager's logger; discarded
+	// without a manager).
 	Log logr.Logger
 	// Recorder records events on EC2NodeClasses (default: a de-duplicating recorder on the
 	// manager's).
@@ -134,9 +135,6 @@ func NewController(opts Options) *Controller {
 	if opts.MaxConcurrentReconciles <= 0 {
 		opts.MaxConcurrentReconciles = 4
 	}
-	if opts.Log.GetSink() == nil {
-		opts.Log = logr.Discard()
-	}
 	return &Controller{opts: opts}
 }
 
@@ -167,7 +165,7 @@ func (c *Controller) SetupWithManager(mgr ctrl.Manager) error {
 	if c.opts.Recorder == nil {
 		c.opts.Recorder = events.New(mgr.GetEventRecorderFor(ControllerName), events.Options{}) //nolint:staticcheck // as the other controllers record
 	}
-	if c.opts.Log.GetSink() == nil || c.opts.Log.GetSink() == logr.Discard().GetSink() {
+	if c.opts.Log.GetSink() == nil {
 		c.opts.Log = mgr.GetLogger()
 	}
 	c.opts.Log = c.opts.Log.WithName(ControllerName)
