@@ -23,7 +23,9 @@
 //
 // Each part sets its condition (SubnetsReady, SecurityGroupsReady, AMIsReady,
 // CapacityReservationsReady, InstanceProfileReady, PlacementGroupReady); ValidationSucceeded
-// summarises the parts a launch needs, and Ready is True when every condition of
+// is False for spec.kubelet values the kubelet would refuse (reservations that are not
+// quantities, eviction thresholds that are neither quantities nor percentages) and otherwise
+// summarises the parts a launch needs; Ready is True when every condition of
 // awsv1.ReadyDependents is. A part that resolves to nothing, or that AWS refuses definitively
 // (access denied, an invalid parameter), sets its condition False with a message naming what
 // did not resolve and records a Warning event on the class; the other parts are still

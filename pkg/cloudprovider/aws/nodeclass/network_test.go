@@ -103,3 +103,35 @@ func TestCapacityReservationTerms(t *testing.T) {
 		}
 	}
 }
+
+// Kubelet values the schema cannot check fail validation with every bad value named, and the
+// class is not Ready; good values pass.
+func TestKubeletValuesTheKubeletWouldRefuseFailValidation(t *testing.T) {
+	e := newEndpoint(t, awsapi.Options{})
+	nc := class("c", alias("al2023@latest"))
+	nc.Spec.Kubelet = &awsv1.KubeletConfiguration{
+		SystemReserved: map[string]string{"cpu": "100m", "memory": "lots", "pid": "1.5"},
+		KubeReserved:   map[string]string{"ephemeral-storage": "1Gi"},
+		EvictionHard:   map[string]string{"memory.available": "5%", "nodefs.available": "150%"},
+		EvictionSoft:   map[string]string{"memory.available": "500Mi"},
+	}
+	e.resolve(t, "1.37", nc)
+	c := condition(nc, awsv1.ConditionTypeValidationSucceeded)
+	for _, want := range []string{`systemReserved[memory]: "lots"`, `systemReserved[pid]: "1.5"`, `evictionHard[nodefs.available]: "150%"`} {
+		if c.Status != "False" || c.Reason != ReasonInvalidKubeletConfiguration || !strings.Contains(c.Message, want) {
+			t.Errorf("ValidationSucceeded %s %s %q, want False naming %s", c.Status, c.Reason, c.Message, want)
+		}
+	}
+	if strings.Contains(c.Message, "cpu") || strings.Contains(c.Message, "ephemeral-storage") || strings.Contains(c.Message, "500Mi") {
+		t.Errorf("good values named: %q", c.Message)
+	}
+	if ready := condition(nc, awsv1.ConditionTypeReady); ready.Status != "False" || !strings.Contains(ready.Message, "ValidationSucceeded") {
+		t.Errorf("Ready %s %q", ready.Status, ready.Message)
+	}
+	nc.Spec.Kubelet.SystemReserved = map[string]string{"memory": "1Gi", "pid": "100"}
+	nc.Spec.Kubelet.EvictionHard = map[string]string{"nodefs.available": "10%"}
+	e.resolve(t, "1.37", nc)
+	if c := condition(nc, awsv1.ConditionTypeValidationSucceeded); c.Status != "True" {
+		t.Errorf("fixed kubelet: %s %q", c.Status, c.Message)
+	}
+}

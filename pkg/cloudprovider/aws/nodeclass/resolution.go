@@ -69,9 +69,14 @@ func (r *resolution) failed(condType, what string, err error) bool {
 	return true
 }
 
-// validation sets ValidationSucceeded from the parts a launch needs: False when one is False,
-// Unknown while one is not known, True when all are.
+// validation sets ValidationSucceeded: False when spec.kubelet holds a value the kubelet
+// would refuse; else from the parts a launch needs, False when one is False, Unknown while
+// one is not known, True when all are.
 func (r *resolution) validation() {
+	if errs := kubeletErrors(r.nc.Spec.Kubelet); len(errs) > 0 {
+		r.setFalse(awsv1.ConditionTypeValidationSucceeded, ReasonInvalidKubeletConfiguration, "%s", strings.Join(errs, "; "))
+		return
+	}
 	var waiting, failed []string
 	for _, t := range []string{awsv1.ConditionTypeAMIsReady, awsv1.ConditionTypeInstanceProfileReady, awsv1.ConditionTypeSecurityGroupsReady, awsv1.ConditionTypeSubnetsReady} {
 		switch cond := apimeta.FindStatusCondition(r.nc.Status.Conditions, t); {
