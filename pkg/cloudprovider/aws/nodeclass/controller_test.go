@@ -457,9 +457,20 @@ func testDeletion(t *testing.T, h *harness) {
 	h.create(t, claimFor("claim-a", "used"))
 	h.create(t, claimFor("claim-b", "used"))
 
+	// A failing OnDelete holds the class, with an event, and is retried.
+	d.mu.Lock()
+	d.fail = true
+	d.mu.Unlock()
 	if err := h.client.Delete(ctx, h.get(t, "named")); err != nil {
 		t.Fatal(err)
 	}
+	h.waitEvent(t, "named", corev1.EventTypeWarning, ReasonCleanupFailed, "launch templates of named could not be deleted")
+	if h.get(t, "named") == nil {
+		t.Fatal("the class was finalized although OnDelete failed")
+	}
+	d.mu.Lock()
+	d.fail = false
+	d.mu.Unlock()
 	eventually(t, "named class gone", func() (bool, string) { return h.get(t, "named") == nil, "" })
 	if _, err := e.iam.GetInstanceProfile(ctx, &iam.GetInstanceProfileInput{InstanceProfileName: aws.String("users-profile")}); err != nil {
 		t.Errorf("the user's profile: %v", err)

@@ -21,6 +21,10 @@ import (
 // are still there.
 const ReasonWaitingOnNodeClaims = "WaitingOnNodeClaimTermination"
 
+// ReasonCleanupFailed is the reason of the Warning event of a deleted class whose clean-up
+// (its instance profile, Options.OnDelete) failed; it is retried with backoff.
+const ReasonCleanupFailed = "CleanupFailed"
+
 // finalize deletes what tenon made for a class being deleted, once no NodeClaim names it, and
 // removes the finalizer.
 func (c *Controller) finalize(ctx context.Context, log logr.Logger, nc *awsv1.EC2NodeClass) (reconcile.Result, error) {
@@ -48,11 +52,14 @@ func (c *Controller) finalize(ctx context.Context, log logr.Logger, nc *awsv1.EC
 		return reconcile.Result{RequeueAfter: c.opts.RequeueInterval}, nil
 	}
 	if err := c.deleteProfile(ctx, log, nc); err != nil {
+		c.opts.Recorder.Event(nc, corev1.EventTypeWarning, ReasonCleanupFailed, err.Error())
 		return reconcile.Result{}, err
 	}
 	if c.opts.OnDelete != nil {
 		if err := c.opts.OnDelete(ctx, nc); err != nil {
-			return reconcile.Result{}, fmt.Errorf("cleaning up after EC2NodeClass %s: %w", nc.Name, err)
+			err = fmt.Errorf("cleaning up after EC2NodeClass %s: %w", nc.Name, err)
+			c.opts.Recorder.Event(nc, corev1.EventTypeWarning, ReasonCleanupFailed, err.Error())
+			return reconcile.Result{}, err
 		}
 	}
 	stored := nc.DeepCopy()
