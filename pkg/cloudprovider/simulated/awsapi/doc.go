@@ -11,7 +11,7 @@
 //     DescribeAvailabilityZones, DescribeSubnets, DescribeSecurityGroups, DescribeImages,
 //     DescribeCapacityReservations, DescribeSpotPriceHistory, CreateLaunchTemplate,
 //     DescribeLaunchTemplates, DeleteLaunchTemplate, CreateFleet (type instant), DescribeInstances,
-//     TerminateInstances and CreateTags;
+//     TerminateInstances, CreateTags and DescribePlacementGroups;
 //   - SSM (JSON 1.1): GetParameter and GetParameters over the public EKS-optimized AMI
 //     parameters (AL2023 and Bottlerocket), which name AMIs DescribeImages serves;
 //   - SQS (JSON 1.0): CreateQueue, GetQueueUrl, SendMessage, ReceiveMessage (long polling),

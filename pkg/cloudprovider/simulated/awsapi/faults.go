@@ -38,6 +38,10 @@ const (
 	FaultServerError
 	// FaultSlow delays the request by Fault.Delay (real time) and then serves it.
 	FaultSlow
+	// FaultAccessDenied answers as the service does when the caller's policy lacks the action:
+	// EC2 UnauthorizedOperation (403), IAM AccessDenied (403), SSM, SQS and Pricing
+	// AccessDeniedException (400). It is definitive: retrying does not help.
+	FaultAccessDenied
 )
 
 // Fault is injected into the requests it matches.
@@ -137,6 +141,15 @@ func (s *Server) fault(ctx context.Context, service, action string) *apiError {
 			return &apiError{Status: http.StatusInternalServerError, Code: "ServiceFailure", Message: msg}
 		default:
 			return &apiError{Status: http.StatusInternalServerError, Code: "InternalServerError", Message: msg}
+		}
+	case FaultAccessDenied:
+		switch service {
+		case svcEC2:
+			return &apiError{Status: http.StatusForbidden, Code: "UnauthorizedOperation", Message: "You are not authorized to perform this operation: " + action}
+		case svcIAM:
+			return &apiError{Status: http.StatusForbidden, Code: "AccessDenied", Message: "User is not authorized to perform: iam:" + action}
+		default:
+			return &apiError{Status: http.StatusBadRequest, Code: "AccessDeniedException", Message: "User is not authorized to perform: " + service + ":" + action}
 		}
 	default:
 		t := time.NewTimer(delay)

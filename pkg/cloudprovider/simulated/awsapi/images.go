@@ -22,6 +22,10 @@ type image struct {
 	Arch    string // EC2's: x86_64 or arm64
 	Created time.Time
 	Tags    []tag
+	// Owner is the owning account (default amazonOwnerID, the public EKS-optimized AMIs).
+	Owner string
+	// Deprecation, when set, is the AMI's deprecation time.
+	Deprecation time.Time
 }
 
 // publishImages builds the AMIs and SSM parameters of every release of every Kubernetes
@@ -67,7 +71,9 @@ func (s *Server) publishImages() {
 				add(name, v.arch, base.AddDate(0, 0, r), params...)
 			}
 		}
+		s.publishOtherFamilies(k8s, base, add)
 	}
+	s.images = append(s.images, s.extraImages...)
 }
 
 // PublishRelease adds an AL2023 and a Bottlerocket release (either may be empty) and makes
@@ -104,6 +110,8 @@ type imageXML struct {
 	EnaSupport      bool   `xml:"enaSupport"`
 	PlatformDetails string `xml:"platformDetails"`
 	UsageOperation  string `xml:"usageOperation"`
+	DeprecationTime string `xml:"deprecationTime,omitempty"`
+	Platform        string `xml:"platform,omitempty"`
 	Tags            []tag  `xml:"tagSet>item"`
 }
 
@@ -126,7 +134,11 @@ func (s *Server) describeImages(f form) (ec2Response, *apiError) {
 		if len(ids) > 0 && !contains(ids, im.ID) {
 			continue
 		}
-		if len(owners) > 0 && !contains(owners, amazonOwner) && !contains(owners, amazonOwnerID) {
+		if len(owners) > 0 && !s.ownedBy(im, owners) {
+			continue
+		}
+		deprecated := !im.Deprecation.IsZero() && !s.opts.Clock.Now().Before(im.Deprecation)
+		if deprecated && len(ids) == 0 && f.get("IncludeDeprecated") != "true" {
 			continue
 		}
 		x := imageXML{
@@ -136,6 +148,7 @@ func (s *Server) describeImages(f form) (ec2Response, *apiError) {
 			RootDeviceType: "ebs", RootDeviceName: "/dev/xvda", Virtualization: "hvm", Hypervisor: "xen", EnaSupport: true,
 			PlatformDetails: linuxProduct, UsageOperation: "RunInstances", Tags: im.Tags,
 		}
+		s.imageOwnerXML(im, &x)
 		ok, err := matchFilters(filters, x.Tags, func(name string) ([]string, bool) {
 			switch name {
 			case "image-id":

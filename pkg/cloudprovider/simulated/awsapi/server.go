@@ -121,13 +121,17 @@ type Server struct {
 	ice       map[cloudprovider.Offering]bool
 	faults    []*Fault
 	images    []image
-	params    map[string]string // SSM parameter → AMI ID
-	queues    map[string]*queue
-	profiles  map[string]*instanceProfile
-	seq       uint64
-	pending   []InstanceEvent // for OnInstance, delivered after unlock
-	notify    chan struct{}   // closed and replaced when a queue gets messages
-	hooks     sync.Mutex      // serialises OnInstance deliveries
+	// extraImages are the images AddImage added; publishImages keeps them.
+	extraImages []image
+	// placementGroups are the groups AddPlacementGroup added.
+	placementGroups []PlacementGroup
+	params          map[string]string // SSM parameter → AMI ID
+	queues          map[string]*queue
+	profiles        map[string]*instanceProfile
+	seq             uint64
+	pending         []InstanceEvent // for OnInstance, delivered after unlock
+	notify          chan struct{}   // closed and replaced when a queue gets messages
+	hooks           sync.Mutex      // serialises OnInstance deliveries
 
 	// typeInfos and prices describe the catalog's types once (DescribeInstanceTypes and
 	// GetProducts); they never change.
