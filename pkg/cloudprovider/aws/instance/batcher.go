@@ -24,14 +24,14 @@ type batcher[K comparable, V any] struct {
 
 // window is one open batch.
 type window[K comparable, V any] struct {
-	ctx   context.Context
-	keys  []K
-	seen  map[K]bool
-	poke  chan struct{}
-	full  chan struct{}
-	done  chan struct{}
-	out   map[K]V
-	err   error
+	ctx  context.Context
+	keys []K
+	seen map[K]bool
+	poke chan struct{}
+	full chan struct{}
+	done chan struct{}
+	out  map[K]V
+	err  error
 }
 
 func newBatcher[K comparable, V any](idle, max time.Duration, maxItems int, exec func(context.Context, []K) (map[K]V, error), notFound func(K) error) *batcher[K, V] {
