@@ -36,11 +36,11 @@ func richNode() Node {
 	n.Taints = append(n.Taints, corev1.Taint{Key: "nvidia.com/gpu", Value: "true", Effect: corev1.TaintEffectNoSchedule}, corev1.Taint{Key: "dedicated", Effect: corev1.TaintEffectNoExecute})
 	n.Kubelet = &awsv1.KubeletConfiguration{
 		ClusterDNS: []string{"10.0.100.10"}, MaxPods: ptr.To[int32](58), PodsPerCore: ptr.To[int32](4),
-		SystemReserved: map[string]string{"cpu": "100m", "memory": "100Mi"},
-		KubeReserved:   map[string]string{"cpu": "200m", "memory": "1Gi", "ephemeral-storage": "1Gi"},
-		EvictionHard:   map[string]string{"memory.available": "5%", "nodefs.available": "10%"},
-		EvictionSoft:   map[string]string{"memory.available": "10%"},
-		EvictionSoftGracePeriod: map[string]metav1.Duration{"memory.available": {Duration: 2 * time.Minute}},
+		SystemReserved:            map[string]string{"cpu": "100m", "memory": "100Mi"},
+		KubeReserved:              map[string]string{"cpu": "200m", "memory": "1Gi", "ephemeral-storage": "1Gi"},
+		EvictionHard:              map[string]string{"memory.available": "5%", "nodefs.available": "10%"},
+		EvictionSoft:              map[string]string{"memory.available": "10%"},
+		EvictionSoftGracePeriod:   map[string]metav1.Duration{"memory.available": {Duration: 2 * time.Minute}},
 		EvictionMaxPodGracePeriod: ptr.To[int32](60), ImageGCHighThresholdPercent: ptr.To[int32](85), ImageGCLowThresholdPercent: ptr.To[int32](80),
 		CPUCFSQuota: ptr.To(true),
 	}
