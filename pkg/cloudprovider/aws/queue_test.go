@@ -69,6 +69,5 @@ func TestClusterInfoComesFromOptionsOrTheRESTConfig(t *testing.T) {
 	}
 }
 
-
 // unreadable is a client.Reader that must never be called (a nil embedded interface).
 type unreadable struct{ client.Reader }
