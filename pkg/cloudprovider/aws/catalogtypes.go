@@ -18,6 +18,9 @@ import (
 // Pricing APIs. Catalogs are built once per distinct (zones, reservations).
 type CatalogTypes struct {
 	Region string
+	// VMMemoryOverheadPercent, when above zero, replaces the catalog's fraction of memory lost
+	// to the hypervisor (0.075).
+	VMMemoryOverheadPercent float64
 
 	mu    sync.Mutex
 	cache map[string][]*catalog.InstanceType
@@ -55,6 +58,11 @@ func (c *CatalogTypes) List(_ context.Context, nc *awsv1.EC2NodeClass) ([]*catal
 	opts := []catalog.Option{catalog.WithZones(zones...)}
 	if len(rs) > 0 {
 		opts = append(opts, catalog.WithReservations(rs...))
+	}
+	if c.VMMemoryOverheadPercent > 0 {
+		oc := catalog.DefaultOverheadConfig()
+		oc.VMMemoryOverheadPercent = c.VMMemoryOverheadPercent
+		opts = append(opts, catalog.WithOverhead(oc))
 	}
 	cat, err := catalog.Load(c.Region, opts...)
 	if err != nil {
