@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -137,6 +138,11 @@ func clusterInfo(opts Options) (userdata.Cluster, error) {
 	c := userdata.Cluster{Name: opts.ClusterName, Endpoint: opts.ClusterEndpoint, CABundle: opts.ClusterCABundle, ServiceCIDR: opts.ServiceCIDR}
 	if rc := opts.RESTConfig; rc != nil {
 		if c.Endpoint == "" {
+			if svc := os.Getenv("KUBERNETES_SERVICE_HOST"); svc != "" && strings.Contains(rc.Host, svc) {
+				// In a pod the controller reaches the API server through the kubernetes
+				// Service's address, which a booting node cannot: kube-proxy is not running yet.
+				return c, fmt.Errorf("aws: the controller reaches the API server at the in-cluster address %s, which nodes cannot use to join: set --cluster-endpoint (CLUSTER_ENDPOINT)", rc.Host)
+			}
 			c.Endpoint = rc.Host
 		}
 		if c.CABundle == "" {

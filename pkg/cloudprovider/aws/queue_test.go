@@ -67,6 +67,14 @@ func TestClusterInfoComesFromOptionsOrTheRESTConfig(t *testing.T) {
 	if _, err := clusterInfo(Options{ClusterName: "c", ClusterEndpoint: "https://flag"}); err == nil {
 		t.Fatal("no CA bundle anywhere should be an error")
 	}
+	t.Setenv("KUBERNETES_SERVICE_HOST", "10.100.0.1")
+	inCluster := &rest.Config{Host: "https://10.100.0.1:443", TLSClientConfig: rest.TLSClientConfig{CAData: []byte("pem")}}
+	if _, err := clusterInfo(Options{ClusterName: "c", RESTConfig: inCluster}); err == nil {
+		t.Fatal("the in-cluster service address is no endpoint for nodes")
+	}
+	if c, err := clusterInfo(Options{ClusterName: "c", ClusterEndpoint: "https://eks", RESTConfig: inCluster}); err != nil || c.CABundle != "cGVt" {
+		t.Fatalf("with --cluster-endpoint the CA still comes from the in-cluster config: %+v, %v", c, err)
+	}
 }
 
 // unreadable is a client.Reader that must never be called (a nil embedded interface).
