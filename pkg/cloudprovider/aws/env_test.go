@@ -44,7 +44,11 @@ func startAPIServer(t *testing.T) *apiServer {
 			t.Fatal(err)
 		}
 	}
-	c, err := client.New(cp.RESTConfig(), client.Options{Scheme: scheme})
+	// The provider reads its NodeClass on every call; in the controller that read is served by
+	// the manager's cache, so the test's direct client is not rate limited.
+	cfg := rest.CopyConfig(cp.RESTConfig())
+	cfg.QPS, cfg.Burst = -1, 0
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
@@ -29,6 +31,7 @@ func TestProvider(t *testing.T) {
 	t.Run("GetListDelete", func(t *testing.T) { testGetListDelete(t, newEnv(t, api)) })
 	t.Run("Drift", func(t *testing.T) { testDrift(t, newEnv(t, api)) })
 	t.Run("HundredClaimsOfOneShapeShareOneTemplate", func(t *testing.T) { testOneTemplate(t, newEnv(t, api)) })
+	t.Run("APICallsPerThousandClaims", func(t *testing.T) { testAPICalls(t, newEnv(t, api)) })
 	t.Run("NoFaultLeaksOrDoublesAnInstance", func(t *testing.T) { testFaults(t, api) })
 }
 
@@ -337,5 +340,75 @@ func testOneTemplate(t *testing.T, e *env) {
 	}
 	if n := len(e.Server.Instances()); n != 100 {
 		t.Fatalf("%d instances, want 100", n)
+	}
+}
+
+// testAPICalls launches and deletes 1,000 claims of one shape at once and reports the EC2
+// calls it took (docs/performance.md): one CreateFleet per claim is inherent; everything else
+// is shared.
+func testAPICalls(t *testing.T, e *env) {
+	e.nodeClass(t, "thousand", nil)
+	// As in the controller, the NodeClass is read from an informer's cache, not the API server.
+	informers, err := cache.New(e.api.cfg, cache.Options{Scheme: e.api.client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { _ = informers.Start(cctx) }()
+	if _, err := informers.GetInformer(cctx, &awsv1.EC2NodeClass{}); err != nil || !informers.WaitForCacheSync(cctx) {
+		t.Fatalf("starting the cache: %v", err)
+	}
+	p, err := New(Options{Client: informers, EC2: e.EC2, Region: "us-east-1", ClusterName: "tenon", RESTConfig: e.api.cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	actions := []string{"CreateFleet", "DescribeInstances", "TerminateInstances", "CreateLaunchTemplate", "DescribeLaunchTemplates"}
+	counts := map[string]func() int{}
+	for _, a := range actions {
+		counts[a] = e.Calls(a)
+	}
+	n := 1000
+	if testing.Short() {
+		n = 100
+	}
+	claims := make([]*apisv1.NodeClaim, n)
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			c := claim("thousand-"+itoa(i), "thousand", req(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, "m5.large", "m5.xlarge", "c5.large"),
+				req(apisv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, apisv1.CapacityTypeOnDemand))
+			claims[i], errs[i] = p.Create(ctx, c)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	launch := map[string]int{}
+	for _, a := range actions {
+		launch[a] = counts[a]()
+	}
+	for i := range n {
+		wg.Go(func() { errs[i] = p.Delete(ctx, claims[i]) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	total := map[string]int{}
+	for _, a := range actions {
+		total[a] = counts[a]()
+	}
+	t.Logf("%d Creates: %v; then %d Deletes: %v", n, launch, n, total)
+	if launch["CreateFleet"] != n || launch["CreateLaunchTemplate"] != 1 || launch["DescribeLaunchTemplates"] != 1 {
+		t.Errorf("launch calls %v: want one fleet per claim and one template", launch)
+	}
+	if d := total["DescribeInstances"]; d > n/10 {
+		t.Errorf("%d DescribeInstances calls for %d Creates and Deletes, want at most %d", d, n, n/10)
+	}
+	if d := total["TerminateInstances"]; d > n/10 {
+		t.Errorf("%d TerminateInstances calls for %d Deletes, want at most %d", d, n, n/10)
 	}
 }

@@ -44,7 +44,8 @@ type Options struct {
 	// ClusterName is the cluster the instances are tagged for (eks:eks-cluster-name). Required.
 	ClusterName string
 	// BatchIdle and BatchMax bound how long Get, FindByClaim and Delete wait for other calls to
-	// join theirs (default 10ms and 100ms); BatchMaxItems caps a batch (default 500).
+	// join theirs (default 100ms and 1s, as Karpenter's AWS provider batches); BatchMaxItems
+	// caps a batch (default 500).
 	BatchIdle, BatchMax time.Duration
 	BatchMaxItems       int
 	// SubnetCooldown is how long a subnet that ran out of addresses is skipped (default 3m).
@@ -103,10 +104,10 @@ func New(opts Options) (*Provider, error) {
 		return nil, errors.New("instance: Options.EC2 and Options.ClusterName are required")
 	}
 	if opts.BatchIdle <= 0 {
-		opts.BatchIdle = 10 * time.Millisecond
+		opts.BatchIdle = 100 * time.Millisecond
 	}
 	if opts.BatchMax <= 0 {
-		opts.BatchMax = 100 * time.Millisecond
+		opts.BatchMax = time.Second
 	}
 	if opts.BatchMaxItems <= 0 {
 		opts.BatchMaxItems = 500
