@@ -3,6 +3,7 @@ package aws
 import (
 	"context"
 	"slices"
+	"time"
 
 	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
@@ -34,7 +35,7 @@ func (p *Provider) IsDrifted(ctx context.Context, claim *apisv1.NodeClaim) (clou
 	if err != nil {
 		return "", nil
 	}
-	inst, err := p.instances.Get(ctx, id)
+	inst, err := p.driftInstance(ctx, id)
 	if cloudprovider.IsNodeClaimNotFound(err) {
 		return "", nil
 	}
@@ -68,4 +69,34 @@ func (p *Provider) drift(claim *apisv1.NodeClaim, inst *instance.Instance, nc *a
 		}
 	}
 	return ""
+}
+
+// DriftListingTTL is how long IsDrifted judges instances by one List of the cluster's
+// instances: the disruption loop asks about every claim in turn, and one paginated
+// DescribeInstances beats a call (and a batching window) per claim. Instances launched since
+// are looked up one by one.
+const DriftListingTTL = 30 * time.Second
+
+// driftInstance returns the instance from a listing younger than DriftListingTTL, listing
+// again when it is older, or (for an instance the listing does not have) from Get.
+func (p *Provider) driftInstance(ctx context.Context, id string) (*instance.Instance, error) {
+	p.listingMu.Lock()
+	if p.listing == nil || time.Since(p.listedAt) > DriftListingTTL {
+		insts, err := p.instances.List(ctx)
+		if err != nil {
+			p.listingMu.Unlock()
+			return nil, err
+		}
+		p.listing = make(map[string]*instance.Instance, len(insts))
+		for _, inst := range insts {
+			p.listing[inst.ID] = inst
+		}
+		p.listedAt = time.Now()
+	}
+	inst, ok := p.listing[id]
+	p.listingMu.Unlock()
+	if ok {
+		return inst, nil
+	}
+	return p.instances.Get(ctx, id)
 }

@@ -95,6 +95,11 @@ type Provider struct {
 
 	shapesOnce sync.Once
 	shapes     *catalog.Catalog
+
+	// listing is the instances by ID as IsDrifted last listed them, at listedAt.
+	listingMu sync.Mutex
+	listing   map[string]*instance.Instance
+	listedAt  time.Time
 }
 
 var _ cloudprovider.CloudProvider = (*Provider)(nil)

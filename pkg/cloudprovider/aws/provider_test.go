@@ -286,6 +286,7 @@ func testDrift(t *testing.T, e *env) {
 			t.Fatalf("IsDrifted = %q, %v; want %q", got, err, want)
 		}
 	}
+	describes := e.Calls("DescribeInstances")
 	check("")
 	var saved awsv1.EC2NodeClassStatus
 	e.updateStatus(t, "drift", func(s *awsv1.EC2NodeClassStatus) { saved = *s.DeepCopy(); s.AMIs = s.AMIs[1:] })
@@ -311,6 +312,10 @@ func testDrift(t *testing.T, e *env) {
 	// A claim stamped under another hash version is not judged by its hash.
 	out.Annotations[awsv1.AnnotationEC2NodeClassHashVersion] = "v-other"
 	check("")
+	// Drift checks in turn share one listing of the instances.
+	if n := describes(); n != 1 {
+		t.Errorf("7 drift checks made %d DescribeInstances calls, want 1", n)
+	}
 }
 
 func testOneTemplate(t *testing.T, e *env) {
