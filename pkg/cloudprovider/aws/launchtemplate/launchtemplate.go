@@ -213,9 +213,15 @@ func (p *Provider) DeleteAll(ctx context.Context, nc *awsv1.EC2NodeClass) error 
 	return errors.Join(errs...)
 }
 
+// MaxUserData is the most user data EC2 takes, in bytes before base64 encoding.
+const MaxUserData = 16 << 10
+
 // Input builds the CreateLaunchTemplate request for spec.
 func Input(name string, spec Spec) (*ec2.CreateLaunchTemplateInput, error) {
 	nc := spec.NodeClass
+	if len(spec.UserData) > MaxUserData {
+		return nil, fmt.Errorf("EC2NodeClass %s: the user data is %d bytes with tenon's settings merged in; EC2 takes at most %d", nc.Name, len(spec.UserData), MaxUserData)
+	}
 	bdms, err := blockDevices(nc)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package launchtemplate
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 
@@ -177,6 +178,13 @@ func TestInput(t *testing.T) {
 		}
 		if len(d.TagSpecifications) != 2 || d.TagSpecifications[1].ResourceType != ec2types.ResourceTypeSpotInstancesRequest {
 			t.Errorf("spot requests are tagged too: %+v", d.TagSpecifications)
+		}
+	})
+	t.Run("user data over EC2's limit is an error naming the NodeClass", func(t *testing.T) {
+		s := base
+		s.UserData = strings.Repeat("#", MaxUserData+1)
+		if _, err := Input("n", s); err == nil || !strings.Contains(err.Error(), "EC2NodeClass default") {
+			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("bottlerocket default volumes", func(t *testing.T) {
