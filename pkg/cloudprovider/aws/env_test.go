@@ -3,6 +3,7 @@ package aws
 import (
 	"context"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -59,6 +60,10 @@ func startAPIServer(t *testing.T) *apiServer {
 // us-east-1a.
 const reservationID = "cr-0aaaabbbbccccdddd"
 
+// blockID is the capacity block it sells: one c5.large in us-east-1b, open from an hour before
+// the endpoint's clock starts until two days after the wall clock's now.
+const blockID = "cr-0b10c0000000000000"
+
 // env is an endpoint, a provider over it and the API server.
 type env struct {
 	*awstest.Env
@@ -71,7 +76,11 @@ type env struct {
 
 func newEnv(t *testing.T, api *apiServer) *env {
 	t.Helper()
-	cat, err := catalog.Load("us-east-1", catalog.WithReservations(catalog.Reservation{ID: reservationID, InstanceType: "m5.large", Zone: "us-east-1a", Count: 2}))
+	block := catalog.Window{Start: awstest.Epoch.Add(-time.Hour), End: time.Now().Add(48 * time.Hour)}
+	cat, err := catalog.Load("us-east-1", catalog.WithReservations(
+		catalog.Reservation{ID: reservationID, InstanceType: "m5.large", Zone: "us-east-1a", Count: 2},
+		catalog.Reservation{ID: blockID, InstanceType: "c5.large", Zone: "us-east-1b", Count: 1, Window: block},
+	))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +122,11 @@ func (e *env) nodeClass(t *testing.T, name string, mutate func(*awsv1.EC2NodeCla
 			{ID: e.amd64, Name: "al2023-amd64", Requirements: []corev1.NodeSelectorRequirement{{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}}}},
 			{ID: e.arm64, Name: "al2023-arm64", Requirements: []corev1.NodeSelectorRequirement{{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"arm64"}}}},
 		},
-		CapacityReservations: []awsv1.CapacityReservation{{ID: reservationID, AvailabilityZone: "us-east-1a", InstanceType: "m5.large", InstanceMatchCriteria: "targeted", OwnerID: awsapi.DefaultAccount, ReservationType: awsv1.CapacityReservationTypeDefault, State: awsv1.CapacityReservationStateActive}},
+		CapacityReservations: []awsv1.CapacityReservation{
+			{ID: reservationID, AvailabilityZone: "us-east-1a", InstanceType: "m5.large", InstanceMatchCriteria: "targeted", OwnerID: awsapi.DefaultAccount, ReservationType: awsv1.CapacityReservationTypeDefault, State: awsv1.CapacityReservationStateActive},
+			{ID: blockID, AvailabilityZone: "us-east-1b", InstanceType: "c5.large", InstanceMatchCriteria: "targeted", OwnerID: awsapi.DefaultAccount, ReservationType: awsv1.CapacityReservationTypeCapacityBlock, State: awsv1.CapacityReservationStateActive,
+				EndTime: &metav1.Time{Time: time.Now().Add(48 * time.Hour)}},
+		},
 	}
 	meta.SetStatusCondition(&nc.Status.Conditions, metav1.Condition{Type: awsv1.ConditionTypeReady, Status: metav1.ConditionTrue, Reason: "Ready", ObservedGeneration: nc.Generation})
 	if mutate != nil {

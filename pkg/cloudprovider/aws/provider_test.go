@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -206,7 +209,8 @@ func testCapacityTypes(t *testing.T, e *env) {
 	if err != nil || spot.Labels[apisv1.CapacityTypeLabelKey] != apisv1.CapacityTypeSpot {
 		t.Fatalf("a claim allowing spot: %v, %v", spot.Labels[apisv1.CapacityTypeLabelKey], err)
 	}
-	res, err := e.p.Create(ctx, claim("ct-res", "ct", req(apisv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, apisv1.CapacityTypeReserved)))
+	res, err := e.p.Create(ctx, claim("ct-res", "ct", req(apisv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, apisv1.CapacityTypeReserved),
+		req(apisv1.LabelCapacityReservationID, corev1.NodeSelectorOpIn, reservationID)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,6 +225,20 @@ func testCapacityTypes(t *testing.T, e *env) {
 	got, err := e.p.Get(ctx, res.Status.ProviderID)
 	if err != nil || got.Labels[apisv1.CapacityTypeLabelKey] != apisv1.CapacityTypeReserved || got.Labels[apisv1.LabelCapacityReservationID] != reservationID {
 		t.Fatalf("Get of the reserved instance: %v, %v", got, err)
+	}
+	// A capacity block launches with market type capacity-block (the endpoint refuses a block
+	// launch that does not target its reservation).
+	blk, err := e.p.Create(ctx, claim("ct-block", "ct", req(apisv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, apisv1.CapacityTypeReserved),
+		req(apisv1.LabelCapacityReservationID, corev1.NodeSelectorOpIn, blockID)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blk.Labels[apisv1.LabelCapacityReservationID] != blockID || blk.Labels[corev1.LabelInstanceTypeStable] != "c5.large" {
+		t.Fatalf("capacity block claim labels %v", blk.Labels)
+	}
+	out, err := e.EC2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{blk.Status.ProviderID[strings.LastIndex(blk.Status.ProviderID, "/")+1:]}})
+	if err != nil || len(out.Reservations) != 1 || out.Reservations[0].Instances[0].InstanceLifecycle != ec2types.InstanceLifecycleTypeCapacityBlock {
+		t.Fatalf("the block's instance: %+v, %v", out, err)
 	}
 }
 
