@@ -43,6 +43,7 @@ func (f *controllerFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.opts.Provisioning.Bound, "lower-bound", false, "compute each batch's proven lower bound (logged); costs time on large batches")
 	fs.StringSliceVar(&f.opts.Provisioning.Schedulers, "scheduler-names", nil, "scheduler names whose pods tenon provisions for (default default-scheduler)")
 	f.registerDisruption(fs)
+	registerAWSFlags(fs, &f.opts.AWS)
 	fs.DurationVar(&f.opts.Interruption.PollInterval, "interruption-poll-interval", 0, "how often the cloud provider's interruption queue is polled (default 1s)")
 	fs.IntVar(&f.opts.Interruption.Workers, "interruption-workers", 0, "interruption messages handled concurrently (default 4)")
 	fs.DurationVar(&f.opts.Interruption.DrainLead, "interruption-drain-lead", 0, "finish draining an interrupted node this long before the notice's deadline (default 15s)")
@@ -127,6 +128,9 @@ simulated cloud provider by default. Every flag can also be set as TENON_<FLAG_N
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := fromEnv(cmd.Flags()); err != nil {
+				return err
+			}
+			if err := fromKarpenterEnv(cmd.Flags()); err != nil {
 				return err
 			}
 			logOpts, err := newLogger(f.logLevel, f.logFormat)

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/registry"
 	disruptionctrl "github.com/tenon-sh/tenon/pkg/controllers/disruption"
 	"github.com/tenon-sh/tenon/pkg/disruption"
@@ -28,6 +29,7 @@ func newExplain() *cobra.Command {
 	var schedulers []string
 	var decision disruption.Options
 	var static bool
+	var awsCfg aws.Config
 	cmd := &cobra.Command{
 		Use:   "explain node/NAME",
 		Short: "Say why a node is or is not being disrupted now",
@@ -54,7 +56,10 @@ by where its previous pass stopped.`,
 			if err != nil {
 				return err
 			}
-			provider, err := registry.Build(cloud, registry.Env{Client: c})
+			if err := fromKarpenterEnv(cmd.Flags()); err != nil {
+				return err
+			}
+			provider, err := registry.Build(cloud, registry.Env{Client: c, RESTConfig: cfg, AWS: awsCfg})
 			if err != nil {
 				return err
 			}
@@ -70,6 +75,7 @@ by where its previous pass stopped.`,
 	cmd.Flags().StringVar(&cloud, "cloud-provider", registry.Default, "cloud provider the cluster's nodes come from: "+strings.Join(registry.Names(), ", "))
 	cmd.Flags().StringSliceVar(&schedulers, "scheduler-names", nil, "scheduler names whose pending pods tenon provisions for (default default-scheduler)")
 	registerDecisionFlags(cmd.Flags(), &decision, func(g featuregates.Gates) { static = g.StaticCapacity })
+	registerAWSFlags(cmd.Flags(), &awsCfg)
 	return cmd
 }
 

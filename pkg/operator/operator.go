@@ -19,6 +19,7 @@ import (
 
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/registry"
 	disruptionctrl "github.com/tenon-sh/tenon/pkg/controllers/disruption"
 	"github.com/tenon-sh/tenon/pkg/controllers/interruption"
@@ -58,6 +59,9 @@ type Options struct {
 	// controller that keeps static NodePools at spec.replicas; StaticNodePool tunes it.
 	StaticCapacity bool
 	StaticNodePool staticpool.Options
+
+	// AWS configures the aws provider (--cluster-name, --interruption-queue, ...).
+	AWS aws.Config
 }
 
 // Operator is a running tenon controller process.
@@ -104,7 +108,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 	}
 	o := &Operator{Manager: mgr, Cluster: state.NewCluster(clock.RealClock{}), Unavailable: cloudprovider.NewUnavailableOfferings(clock.RealClock{})}
 	if o.Cloud, err = registry.Build(opts.CloudProvider, registry.Env{
-		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Unavailable: o.Unavailable, Manager: mgr,
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Unavailable: o.Unavailable, Manager: mgr, AWS: opts.AWS,
 	}); err != nil {
 		return nil, err
 	}
@@ -122,6 +126,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 	}
 	if len(opts.NodePoolStatus.NodeClasses) == 0 {
 		opts.NodePoolStatus.NodeClasses = []client.Object{&simv1alpha1.SimNodeClass{}}
+		if entry, err := registry.Get(opts.CloudProvider); err == nil && entry.NodeClass != nil {
+			opts.NodePoolStatus.NodeClasses = []client.Object{entry.NodeClass()}
+		}
 	}
 	if err := status.Register(mgr, status.Deps{CloudProvider: o.Cloud}, opts.NodePoolStatus); err != nil {
 		return nil, err

@@ -11,10 +11,14 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
+	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated"
 )
 
@@ -30,6 +34,11 @@ type Env struct {
 	// Manager, when set, is the running controller's manager: the provider adds the controllers
 	// it needs (NodeClass status, its kubelet) to it. Nil for offline use (`tenon explain`).
 	Manager manager.Manager
+	// RESTConfig is the connection to the API server when there is no Manager (the AWS
+	// provider takes the nodes' cluster endpoint and CA bundle from it unless given).
+	RESTConfig *rest.Config
+	// AWS configures the aws provider (`tenon controller`'s AWS flags).
+	AWS aws.Config
 }
 
 // Provider is one entry of the registry.
@@ -41,11 +50,15 @@ type Provider struct {
 	NodeClasses cloudprovider.Serving
 	// New builds the provider.
 	New func(Env) (cloudprovider.CloudProvider, error)
+	// NodeClass returns an empty object of the provider's NodeClass kind (for controllers
+	// that watch it).
+	NodeClass func() client.Object
 }
 
 // Providers is the registry, the default first.
 var Providers = []Provider{
-	{Name: simulated.ProviderName, NodeClasses: simulated.NodeClasses, New: newSimulated},
+	{Name: simulated.ProviderName, NodeClasses: simulated.NodeClasses, New: newSimulated, NodeClass: func() client.Object { return &simv1alpha1.SimNodeClass{} }},
+	{Name: aws.ProviderName, NodeClasses: aws.NodeClasses, New: newAWS, NodeClass: func() client.Object { return &awsv1.EC2NodeClass{} }},
 }
 
 // Default is the name of the provider used when none is named.

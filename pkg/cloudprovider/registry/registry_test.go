@@ -9,6 +9,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/registry"
 )
 
@@ -30,7 +32,7 @@ func TestGetUnknownNamesTheAvailableProviders(t *testing.T) {
 // readers that only consult the registry and the controllers that ask the provider agree.
 func TestBuiltProviderServesTheKindsTheRegistryLists(t *testing.T) {
 	for _, entry := range registry.Providers {
-		p, err := registry.Build(entry.Name, registry.Env{Client: fake.NewClientBuilder().Build()})
+		p, err := registry.Build(entry.Name, registry.Env{Client: fake.NewClientBuilder().Build(), AWS: awsConfig})
 		if err != nil {
 			t.Fatalf("%s: %v", entry.Name, err)
 		}
@@ -53,5 +55,30 @@ func TestServedBy(t *testing.T) {
 func TestBuildRequiresAClient(t *testing.T) {
 	if _, err := registry.Build("simulated", registry.Env{}); err == nil {
 		t.Error("Build without a client succeeded")
+	}
+}
+
+// awsConfig is what the aws provider needs to be built: a cluster, its endpoint and CA bundle,
+// and a region (no call is made).
+var awsConfig = aws.Config{ClusterName: "tenon", ClusterEndpoint: "https://api.example", ClusterCABundle: "Y2E=", Region: "us-east-1"}
+
+func TestAWSNeedsAClusterNameAndAQueueItCanBuild(t *testing.T) {
+	c := fake.NewClientBuilder().Build()
+	if _, err := registry.Build("aws", registry.Env{Client: c, AWS: aws.Config{Region: "us-east-1"}}); err == nil || !strings.Contains(err.Error(), "--cluster-name") {
+		t.Fatalf("without a cluster name: %v", err)
+	}
+	p, err := registry.Build("aws", registry.Env{Client: c, AWS: awsConfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.(cloudprovider.InterruptionQueue); ok {
+		t.Fatal("without --interruption-queue the aws provider must not serve a queue")
+	}
+	withQueue := awsConfig
+	withQueue.InterruptionQueue = "tenon-interruptions"
+	if registry.AWSInterruptionQueue == nil {
+		if _, err := registry.Build("aws", registry.Env{Client: c, AWS: withQueue}); err == nil || !strings.Contains(err.Error(), "interruption") {
+			t.Fatalf("a queue this build cannot serve: %v", err)
+		}
 	}
 }

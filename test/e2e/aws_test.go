@@ -1,0 +1,150 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sclock "k8s.io/utils/clock"
+
+	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/registry"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/awsapi"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/cloud"
+	"github.com/tenon-sh/tenon/pkg/operator"
+)
+
+// awsEnv is tenon running with --cloud-provider aws against the project's EC2-compatible
+// endpoint, whose kubelet registers each instance's Node on the control plane (kwok runs the
+// pods), and an EC2 client built as the provider builds its own.
+type awsEnv struct {
+	*env
+	server *awsapi.Server
+	ec2    *ec2.Client
+}
+
+func startAWS(t *testing.T) *awsEnv {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	server, url, err := awsapi.Start(ctx, "127.0.0.1:0", awsapi.Options{
+		Clock:  k8sclock.RealClock{},
+		Delays: cloud.Delays{Boot: 200 * time.Millisecond, Registration: 200 * time.Millisecond},
+		Tick:   100 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The SDK's default chain, as in a pod: credentials from the environment.
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	cfg := aws.Config{ClusterName: "tenon", EndpointURL: url, Region: server.Region()}
+	e := start(t, operator.Options{CloudProvider: aws.ProviderName, AWS: cfg})
+	kubelet := &awsapi.Kubelet{Server: server, Client: e.kube, Resync: 200 * time.Millisecond}
+	go func() { _ = kubelet.Start(ctx) }()
+	sdk, err := registry.LoadAWSConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &awsEnv{env: e, server: server, ec2: ec2.NewFromConfig(sdk)}
+}
+
+// readyNodeClass creates an EC2NodeClass and writes the status the NodeClass controller would
+// resolve it to: the endpoint's subnets and security groups, its AL2023 images.
+func (e *awsEnv) readyNodeClass(name string) {
+	e.t.Helper()
+	nc := &awsv1.EC2NodeClass{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: awsv1.EC2NodeClassSpec{
+			AMISelectorTerms:           []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}},
+			SubnetSelectorTerms:        []awsv1.SubnetSelectorTerm{{Tags: map[string]string{awsapi.DiscoveryTag: "tenon"}}},
+			SecurityGroupSelectorTerms: []awsv1.SecurityGroupSelectorTerm{{Tags: map[string]string{awsapi.DiscoveryTag: "tenon"}}},
+			Role:                       "tenon-nodes",
+		},
+	}
+	e.create(nc)
+	subnets, err := e.ec2.DescribeSubnets(e.ctx, &ec2.DescribeSubnetsInput{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, sn := range subnets.Subnets {
+		nc.Status.Subnets = append(nc.Status.Subnets, awsv1.Subnet{ID: awssdk.ToString(sn.SubnetId), Zone: awssdk.ToString(sn.AvailabilityZone), ZoneID: awssdk.ToString(sn.AvailabilityZoneId)})
+	}
+	sgs, err := e.ec2.DescribeSecurityGroups(e.ctx, &ec2.DescribeSecurityGroupsInput{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, sg := range sgs.SecurityGroups {
+		nc.Status.SecurityGroups = append(nc.Status.SecurityGroups, awsv1.SecurityGroup{ID: awssdk.ToString(sg.GroupId), Name: awssdk.ToString(sg.GroupName)})
+	}
+	for _, arch := range []struct{ ec2, k8s string }{{"x86_64", "amd64"}, {"arm64", "arm64"}} {
+		imgs, err := e.ec2.DescribeImages(e.ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"}, Filters: []ec2types.Filter{
+			{Name: awssdk.String("name"), Values: []string{"amazon-eks-node-al2023-" + arch.ec2 + "-standard-1.37-*"}},
+		}})
+		if err != nil || len(imgs.Images) == 0 {
+			e.t.Fatalf("images for %s: %v", arch.ec2, err)
+		}
+		nc.Status.AMIs = append(nc.Status.AMIs, awsv1.AMI{ID: awssdk.ToString(imgs.Images[len(imgs.Images)-1].ImageId), Requirements: []corev1.NodeSelectorRequirement{
+			{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{arch.k8s}},
+		}})
+	}
+	nc.Status.InstanceProfile = "tenon-nodes"
+	meta.SetStatusCondition(&nc.Status.Conditions, metav1.Condition{Type: awsv1.ConditionTypeReady, Status: metav1.ConditionTrue, Reason: "Ready"})
+	if err := e.kube.Status().Update(e.ctx, nc); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// A pending Deployment on an EC2NodeClass NodePool becomes NodeClaims that the AWS provider
+// launches through CreateFleet on the endpoint; their Nodes register and the pods run.
+func TestAWSDeploymentBecomesRunningPods(t *testing.T) {
+	e := startAWS(t)
+	e.readyNodeClass("default")
+	e.create(nodePool("general", "default", []string{"m5", "c5"}, func(np *apisv1.NodePool) {
+		np.Spec.Template.Spec.NodeClassRef = &apisv1.NodeClassReference{Group: awsv1.Group, Kind: awsv1.EC2NodeClassKind, Name: "default"}
+	}), deployment("web", 6, "500m", "1Gi"))
+	pods := e.podsRunning("web", 6, 120*time.Second)
+	claims := e.nodeClaims()
+	if len(claims) == 0 {
+		t.Fatal("no NodeClaims")
+	}
+	launched := map[string]bool{}
+	for _, inst := range e.server.Instances() {
+		if inst.State == "running" {
+			launched[inst.ProviderID] = true
+			if inst.Tags["karpenter.sh/nodeclaim"] == "" || inst.Tags["eks:eks-cluster-name"] != "tenon" || inst.Tags["karpenter.sh/nodepool"] != "general" {
+				t.Errorf("instance %s tags %v", inst.ID, inst.Tags)
+			}
+		}
+	}
+	for i := range claims {
+		c := &claims[i]
+		if !strings.HasPrefix(c.Status.ProviderID, "aws:///") || !launched[c.Status.ProviderID] {
+			t.Errorf("claim %s has provider ID %q, not a running instance of the endpoint", claimState(c), c.Status.ProviderID)
+		}
+		if !meta.IsStatusConditionTrue(c.Status.Conditions, apisv1.ConditionTypeRegistered) {
+			t.Errorf("claim %s did not register", claimState(c))
+		}
+	}
+	nodes := map[string]bool{}
+	for _, n := range e.nodes() {
+		nodes[n.Name] = strings.HasPrefix(n.Spec.ProviderID, "aws:///") && launched[n.Spec.ProviderID]
+	}
+	for _, p := range pods {
+		if !nodes[p.Spec.NodeName] {
+			t.Errorf("pod %s runs on %s, not a node of an instance tenon launched", p.Name, p.Spec.NodeName)
+		}
+	}
+	if len(launched) != len(claims) {
+		t.Errorf("%d running instances for %d NodeClaims", len(launched), len(claims))
+	}
+}
