@@ -2,28 +2,23 @@ package registry
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	networkingv1 "k8s.io/api/networking/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws/interruption"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws/nodeclass"
 )
-
-// AWSInterruptionQueue builds the SQS interruption queue named by --interruption-queue from
-// the SDK configuration. It is set where the queue's package is linked in; while it is nil,
-// naming a queue is an error rather than a silently ignored flag.
-var AWSInterruptionQueue func(ctx context.Context, cfg awssdk.Config, queue string) (cloudprovider.InterruptionQueue, error)
-
-// AWSInstanceTypes builds the instance-type lister over the EC2 and Pricing APIs. While it is
-// nil the provider sells the embedded catalog (aws.CatalogTypes) in the NodeClasses' zones.
-var AWSInstanceTypes func(ctx context.Context, cfg awssdk.Config, c aws.Config) (aws.InstanceTypes, error)
 
 // LoadAWSConfig loads the SDK configuration from the default chain (environment, shared
 // files, IRSA, EKS Pod Identity, instance metadata), with c.Region when set and every
@@ -57,27 +52,35 @@ func newAWS(env Env) (cloudprovider.CloudProvider, error) {
 	if c.ServiceCIDR == "" {
 		c.ServiceCIDR = discoverServiceCIDR(ctx, env.Reader)
 	}
+	ec2c := ec2.NewFromConfig(cfg)
 	opts := aws.Options{
-		Client: env.Client, EC2: ec2.NewFromConfig(cfg), Region: cfg.Region, ClusterName: c.ClusterName,
+		Client: env.Client, EC2: ec2c, Region: cfg.Region, ClusterName: c.ClusterName,
 		ClusterEndpoint: c.ClusterEndpoint, ClusterCABundle: c.ClusterCABundle, RESTConfig: rc, ServiceCIDR: c.ServiceCIDR,
 		Unavailable: env.Unavailable, InstanceTypes: &aws.CatalogTypes{Region: cfg.Region, VMMemoryOverheadPercent: c.VMMemoryOverheadPercent},
 	}
-	if AWSInstanceTypes != nil {
-		if opts.InstanceTypes, err = AWSInstanceTypes(ctx, cfg, c); err != nil {
-			return nil, err
-		}
-	}
 	if c.InterruptionQueue != "" {
-		if AWSInterruptionQueue == nil {
-			return nil, errors.New("aws: --interruption-queue is set but this build has no SQS interruption queue")
-		}
-		if opts.InterruptionQueue, err = AWSInterruptionQueue(ctx, cfg, c.InterruptionQueue); err != nil {
+		if opts.InterruptionQueue, err = interruption.New(interruption.Options{
+			SQS: sqs.NewFromConfig(cfg), EC2: ec2c, QueueName: c.InterruptionQueue, ClusterName: c.ClusterName,
+			Log: log.FromContext(ctx).WithName("interruption-queue"),
+		}); err != nil {
 			return nil, err
 		}
 	}
 	p, err := aws.New(opts)
 	if err != nil {
 		return nil, err
+	}
+	if env.Manager != nil {
+		// The EC2NodeClass status controller resolves what the provider launches from: subnets,
+		// security groups, AMIs, capacity reservations and the instance profile. Deleting a
+		// class deletes the launch templates made for it.
+		nc := nodeclass.NewController(nodeclass.Options{
+			EC2: ec2c, SSM: ssm.NewFromConfig(cfg), IAM: iam.NewFromConfig(cfg),
+			ClusterName: c.ClusterName, Region: cfg.Region, OnDelete: p.DeleteLaunchTemplates,
+		})
+		if err := nc.SetupWithManager(env.Manager); err != nil {
+			return nil, err
+		}
 	}
 	return p.CloudProvider(), nil
 }
