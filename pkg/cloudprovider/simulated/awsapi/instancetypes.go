@@ -399,7 +399,11 @@ func (s *Server) describeSpotPriceHistory(f form) (ec2Response, *apiError) {
 			if o.CapacityType != apisv1.CapacityTypeSpot || (zone != "" && zone != o.Zone) {
 				continue
 			}
-			x := spotPrice{AvailabilityZone: o.Zone, AvailabilityZoneID: o.ZoneID, InstanceType: it.Name, ProductDescription: linuxProduct, SpotPrice: fmt.Sprintf("%.6f", o.Price), Timestamp: stamp}
+			price := o.Price
+			if v, ok := s.spotOverrides[spotPair{it.Name, o.Zone}]; ok {
+				price = v
+			}
+			x := spotPrice{AvailabilityZone: o.Zone, AvailabilityZoneID: o.ZoneID, InstanceType: it.Name, ProductDescription: linuxProduct, SpotPrice: fmt.Sprintf("%.6f", price), Timestamp: stamp}
 			ok, err := matchFilters(filters, nil, func(name string) ([]string, bool) {
 				switch name {
 				case "instance-type":
