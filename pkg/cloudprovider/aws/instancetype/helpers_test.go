@@ -1,14 +1,16 @@
 package instancetype
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"math"
-	"reflect"
-	"slices"
 	"net"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,7 +41,7 @@ var ctx = context.Background()
 // endpoint is an awsapi.Server on a loopback port that can be taken down and brought back up
 // on the same address, with unmodified SDK clients pointed at it that count their requests.
 type endpoint struct {
-	t       *testing.T
+	t       testing.TB
 	s       *awsapi.Server
 	addr    string
 	srv     *http.Server
@@ -48,7 +50,7 @@ type endpoint struct {
 	calls   atomic.Int64
 }
 
-func newEndpoint(t *testing.T, opts awsapi.Options) *endpoint {
+func newEndpoint(t testing.TB, opts awsapi.Options) *endpoint {
 	t.Helper()
 	s, err := awsapi.New(opts)
 	if err != nil {
@@ -107,6 +109,11 @@ func (e *endpoint) up() {
 }
 
 // counting counts the HTTP requests (attempts, retries included) a client sends.
+//
+// It reads each request body into memory before sending it. On loopback the endpoint can
+// answer before net/http's writer has finished with the SDK's streamed body; the transport then
+// closes the connection under a large response still being read ("use of closed network
+// connection"), and the SDK retries. A buffered body does not race, so counts are exact.
 type counting struct {
 	n    *atomic.Int64
 	next *http.Client
@@ -114,6 +121,14 @@ type counting struct {
 
 func (c counting) Do(r *http.Request) (*http.Response, error) {
 	c.n.Add(1)
+	if r.Body != nil && r.Body != http.NoBody {
+		b, err := io.ReadAll(r.Body)
+		_ = r.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+	}
 	return c.next.Do(r)
 }
 
@@ -170,7 +185,7 @@ type fixture struct {
 	log    *logs
 }
 
-func newFixture(t *testing.T, cat *catalog.Catalog, opts Options) *fixture {
+func newFixture(t testing.TB, cat *catalog.Catalog, opts Options) *fixture {
 	t.Helper()
 	if cat == nil {
 		var err error

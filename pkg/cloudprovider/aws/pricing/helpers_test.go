@@ -1,7 +1,9 @@
 package pricing
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -96,6 +98,11 @@ func (e *endpoint) up() {
 }
 
 // counting counts the HTTP requests (attempts, retries included) a client sends.
+//
+// It reads each request body into memory before sending it. On loopback the endpoint can
+// answer before net/http's writer has finished with the SDK's streamed body; the transport then
+// closes the connection under a large response still being read ("use of closed network
+// connection"), and the SDK retries. A buffered body does not race, so counts are exact.
 type counting struct {
 	n    *atomic.Int64
 	next *http.Client
@@ -103,6 +110,14 @@ type counting struct {
 
 func (c counting) Do(r *http.Request) (*http.Response, error) {
 	c.n.Add(1)
+	if r.Body != nil && r.Body != http.NoBody {
+		b, err := io.ReadAll(r.Body)
+		_ = r.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+	}
 	return c.next.Do(r)
 }
 

@@ -48,3 +48,16 @@ func TestSetSpotPriceAndSetPriceDocumentChangeWhatIsServed(t *testing.T) {
 		t.Fatal("SetPriceDocument(\"\") did not restore the document")
 	}
 }
+
+func TestFaultDeniedRefusesAsAnUnauthorizedCaller(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.s.InjectFault(Fault{Service: ServiceEC2, Action: "DescribeInstanceTypes", Kind: FaultDenied, Count: 1})
+	_, err := e.ec2.DescribeInstanceTypes(ctx, &ec2.DescribeInstanceTypesInput{})
+	wantCode(t, err, "UnauthorizedOperation")
+	if hits := e.s.FaultHits(); hits[0] != 1 {
+		t.Fatalf("the SDK retried a refusal: %d hits", hits[0])
+	}
+	e.s.InjectFault(Fault{Service: ServicePricing, Kind: FaultDenied, Count: 1})
+	_, err = e.pricing.GetProducts(ctx, &pricing.GetProductsInput{ServiceCode: aws.String("AmazonEC2")})
+	wantCode(t, err, "AccessDeniedException")
+}

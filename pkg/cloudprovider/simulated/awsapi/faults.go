@@ -38,6 +38,10 @@ const (
 	FaultServerError
 	// FaultSlow delays the request by Fault.Delay (real time) and then serves it.
 	FaultSlow
+	// FaultDenied refuses the request as a caller without permission is refused: EC2
+	// UnauthorizedOperation (403), IAM AccessDenied (403), the JSON services
+	// AccessDeniedException (400).
+	FaultDenied
 )
 
 // Fault is injected into the requests it matches.
@@ -137,6 +141,15 @@ func (s *Server) fault(ctx context.Context, service, action string) *apiError {
 			return &apiError{Status: http.StatusInternalServerError, Code: "ServiceFailure", Message: msg}
 		default:
 			return &apiError{Status: http.StatusInternalServerError, Code: "InternalServerError", Message: msg}
+		}
+	case FaultDenied:
+		switch service {
+		case svcEC2:
+			return &apiError{Status: http.StatusForbidden, Code: "UnauthorizedOperation", Message: "You are not authorized to perform this operation."}
+		case svcIAM:
+			return &apiError{Status: http.StatusForbidden, Code: "AccessDenied", Message: "User is not authorized to perform " + action}
+		default:
+			return &apiError{Status: http.StatusBadRequest, Code: "AccessDeniedException", Message: "User is not authorized to perform " + action}
 		}
 	default:
 		t := time.NewTimer(delay)
