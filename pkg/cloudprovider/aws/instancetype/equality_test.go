@@ -9,6 +9,7 @@ import (
 
 	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
 	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
 
 // The endpoint serves the embedded catalog; List over it must give back exactly the
@@ -100,5 +101,38 @@ func TestReservationsAreReservedOfferingsAsTheCatalogMakesThem(t *testing.T) {
 	}
 	if reserved != 1 || len(find(t, got, "p5e.48xlarge").Offerings) != 0 {
 		t.Fatalf("m5.large reserved offerings %d, p5e.48xlarge offerings %v", reserved, find(t, got, "p5e.48xlarge").Offerings)
+	}
+}
+
+// Offline (tenon plan), an EC2NodeClass without status gets the embedded catalog's types in
+// every zone, and its kubelet settings apply.
+func TestEmbeddedIsTheCatalogWithTheNodeClassSettings(t *testing.T) {
+	want, err := catalog.Load("us-east-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := &awsv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "offline"}}
+	nc.Spec.AMISelectorTerms = []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}}
+	got, err := Embedded("us-east-1", nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diffs := sameTypes(got, want.Types); len(diffs) > 0 {
+		t.Fatalf("differences:\n%s", strings.Join(diffs, "\n"))
+	}
+	nc.Spec.Kubelet = &awsv1.KubeletConfiguration{MaxPods: i32(20)}
+	nc.Status.Subnets = []awsv1.Subnet{{ID: "subnet-1", Zone: "us-east-1c"}}
+	got, err = Embedded("us-east-1", nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m5 := find(t, got, "m5.large")
+	if m5.Capacity[scheduling.Pods] != 20 {
+		t.Fatalf("m5.large pods %d, want maxPods 20", m5.Capacity[scheduling.Pods])
+	}
+	for _, o := range m5.Offerings {
+		if o.Zone != "us-east-1c" || o.ZoneID != "use1-az3" {
+			t.Fatalf("offering in %s (%s), want us-east-1c (use1-az3) only", o.Zone, o.ZoneID)
+		}
 	}
 }

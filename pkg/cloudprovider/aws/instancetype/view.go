@@ -17,11 +17,15 @@ type view struct {
 // build makes a NodeClass's types from the region's data: offerings in its zones, priced;
 // its reservations; capacity and overhead from its settings.
 func (p *Provider) build(d *data, zones []catalog.Zone, s *settings, reserved []reservedOffering) (*view, error) {
+	return build(d, zones, s, reserved, p.prices, p.opts.Region)
+}
+
+func build(d *data, zones []catalog.Zone, s *settings, reserved []reservedOffering, prices Prices, region string) (*view, error) {
 	v := &view{types: make([]*catalog.InstanceType, 0, len(d.types))}
 	for i := range d.types {
 		td := &d.types[i]
 		var offerings []catalog.Offering
-		od, odOK := p.prices.OnDemand(td.name)
+		od, odOK := prices.OnDemand(td.name)
 		if td.onDemand && odOK {
 			for _, z := range zones {
 				if offered(td, z.Name) {
@@ -31,7 +35,7 @@ func (p *Provider) build(d *data, zones []catalog.Zone, s *settings, reserved []
 		}
 		if td.spot {
 			for _, z := range zones {
-				if price, ok := p.prices.Spot(td.name, z.Name); ok && offered(td, z.Name) {
+				if price, ok := prices.Spot(td.name, z.Name); ok && offered(td, z.Name) {
 					offerings = append(offerings, catalog.Offering{Zone: z.Name, ZoneID: z.ID, CapacityType: apisv1.CapacityTypeSpot, Price: price, Available: true})
 				}
 			}
@@ -43,7 +47,7 @@ func (p *Provider) build(d *data, zones []catalog.Zone, s *settings, reserved []
 				offerings = append(offerings, o)
 			}
 		}
-		it, err := s.instanceType(td, p.opts.Region, offerings)
+		it, err := s.instanceType(td, region, offerings)
 		if err != nil {
 			return nil, err
 		}
