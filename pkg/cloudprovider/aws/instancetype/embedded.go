@@ -43,6 +43,12 @@ func Embedded(region string, nc *awsv1.EC2NodeClass) ([]*catalog.InstanceType, e
 	if err != nil {
 		return nil, fmt.Errorf("instancetype: EC2NodeClass %s: %w", nc.Name, err)
 	}
+	// The simulator draws spot interruptions from the Spot Advisor's figures.
+	for _, it := range v.types {
+		if ct, ok := c.Get(it.Name); ok {
+			it.SpotAdvice = ct.SpotAdvice
+		}
+	}
 	return v.types, nil
 }
 
