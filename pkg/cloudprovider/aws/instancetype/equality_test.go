@@ -85,6 +85,21 @@ func TestReservationsAreReservedOfferingsAsTheCatalogMakesThem(t *testing.T) {
 	if len(p5e.Offerings) != 1 || p5e.Offerings[0].ReservationCapacity != 2 || !p5e.Offerings[0].Window.End.Equal(end) {
 		t.Fatalf("capacity block offering %+v", p5e.Offerings)
 	}
+	// With EC2 down past the reservation TTL, the last free capacity stays and the call is
+	// not repeated on every List.
+	f.down()
+	f.clock.Step(DefaultReservationTTL)
+	got = f.list(t, nc)
+	if diffs := sameTypes(got, cat.Types); len(diffs) > 0 {
+		t.Fatalf("with EC2 down:\n%s", strings.Join(diffs, "\n"))
+	}
+	before := f.calls.Load()
+	f.list(t, nc)
+	if n := f.calls.Load() - before; n != 0 {
+		t.Fatalf("%d calls on the next List while EC2 is down", n)
+	}
+	f.up()
+	f.clock.Step(DefaultTTL)
 	// Expiring, and outside the subnets' zones: no offering.
 	nc.Status.CapacityReservations[2].State = awsv1.CapacityReservationStateExpiring
 	nc.Status.Subnets = nc.Status.Subnets[:1] // us-east-1a only

@@ -93,7 +93,14 @@ func (p *Provider) refreshReservations(ctx context.Context, rs []awsv1.CapacityR
 		page, err := pages.NextPage(ctx)
 		if err != nil {
 			if pricing.IsUnreachable(err) {
-				return nil // keep the last figures; unknown ones count as no capacity
+				// Keep the last figures (unknown ones count as no capacity) and ask again
+				// after ReservationTTL, not on every List.
+				p.mu.Lock()
+				for _, id := range stale {
+					p.res.entries[id] = reservationEntry{available: p.res.entries[id].available, at: now}
+				}
+				p.mu.Unlock()
+				return nil
 			}
 			return fmt.Errorf("instancetype: DescribeCapacityReservations: %w", err)
 		}
