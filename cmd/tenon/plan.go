@@ -49,7 +49,7 @@ total $/h, and a proven lower bound on what any plan must cost.`,
 			if len(work.NodePools) == 0 {
 				return fmt.Errorf("the manifests define no NodePool: tenon can only buy nodes through a NodePool")
 			}
-			in, err := plan.Build(work, existing, plan.Options{Region: region, InstanceTypes: plan.SimulatedInstanceTypes(time.Now())})
+			in, err := plan.Build(work, existing, plan.Options{Region: region, InstanceTypes: plan.FirstOf(plan.SimulatedInstanceTypes(time.Now()), plan.EC2NodeClassInstanceTypes(region))})
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"compress/gzip"
 	"fmt"
+	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
 	"io"
 	"os"
 	"runtime/debug"
@@ -69,7 +70,7 @@ for scripts. The same seed gives the same result.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.trace, "trace", "", "job trace CSV (.csv or .csv.gz)")
-	fl.StringArrayVarP(&f.files, "filename", "f", nil, "NodePools, SimNodeClasses (and without --trace, workloads): files or directories (repeatable; default: examples/simulate/gpu-nodepools.yaml with --trace, else the NodePools tenon up applies)")
+	fl.StringArrayVarP(&f.files, "filename", "f", nil, "NodePools, SimNodeClasses, EC2NodeClasses (and without --trace, workloads): files or directories (repeatable; default: examples/simulate/gpu-nodepools.yaml with --trace, else the NodePools tenon up applies)")
 	fl.StringVar(&f.schedule, "schedule", "", "scaling schedule for the -f workloads (lines: deployment NAME replicas N at TIME; end at TIME)")
 	fl.StringVar(&f.region, "region", "us-east-1", "region of the catalog for NodePools whose SimNodeClass is not given")
 	fl.StringVar(&f.cpuPerGPU, "cpu-per-gpu", "3", "CPU per GPU for trace rows with blank cpu_milli")
@@ -207,6 +208,7 @@ func simOptions(f *simulateFlags) (sim.Options, error) {
 // simulateKinds are the kinds simulate reads from the -f manifests (volumes are not simulated).
 var simulateKinds = []schema.GroupKind{
 	{Group: apisv1.Group, Kind: apisv1.NodePoolKind}, {Group: simv1alpha1.Group, Kind: simv1alpha1.SimNodeClassKind},
+	awsv1.EC2NodeClassGroupKind,
 	{Kind: "Pod"}, {Group: "apps", Kind: "Deployment"}, {Group: "apps", Kind: "ReplicaSet"},
 	{Group: "apps", Kind: "StatefulSet"}, {Group: "apps", Kind: "DaemonSet"}, {Group: "batch", Kind: "Job"},
 	{Group: "batch", Kind: "CronJob"}, {Group: "scheduling.k8s.io", Kind: "PriorityClass"},

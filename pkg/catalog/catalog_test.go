@@ -304,3 +304,31 @@ func TestShapesCarryTheNetworkInterfaceLimitsOfTheData(t *testing.T) {
 		t.Fatalf("ENIs × (IPv4 − 1) + 2 = %d, max pods %d", got, it.Shape.MaxPods)
 	}
 }
+
+func TestMaxPodsIsTheVPCCNIFormulaOnTheDefaultNetworkCard(t *testing.T) {
+	c, err := Load("us-east-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, _ := c.Get("p5.48xlarge")
+	if it.Shape.ENIs != 64 || it.Shape.CardENIs != 2 {
+		t.Fatalf("p5.48xlarge: %d ENIs, %d on card 0; want 64 and 2", it.Shape.ENIs, it.Shape.CardENIs)
+	}
+	withLimits := 0
+	for _, it := range c.Types {
+		s := &it.Shape
+		if s.CardENIs == 0 {
+			continue
+		}
+		withLimits++
+		if s.CardENIs > s.ENIs {
+			t.Errorf("%s: %d ENIs on card 0 of %d in all", it.Name, s.CardENIs, s.ENIs)
+		}
+		if got := s.CardENIs*(s.IPv4PerENI-1) + 2; got != s.MaxPods {
+			t.Errorf("%s: card-0 ENIs × (IPv4 − 1) + 2 = %d, max pods %d", it.Name, got, s.MaxPods)
+		}
+	}
+	if withLimits < 1300 {
+		t.Fatalf("only %d types carry ENI limits", withLimits)
+	}
+}

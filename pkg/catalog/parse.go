@@ -84,7 +84,7 @@ var typeColumns = func() []string {
 		"gpu_count", "gpu_name", "gpu_manufacturer", "gpu_memory_mib", "max_pods", "network_gbps",
 		"local_nvme_gb", "size", "cpu_manufacturer", "hypervisor", "accelerator_type",
 		"ebs_bandwidth_mbps", "network_bandwidth_mbps", "efa", "neuroncore", "bare_metal",
-		"eni_count", "ipv4_per_eni",
+		"eni_count", "ipv4_per_eni", "default_card_enis",
 	}
 	for _, r := range regions {
 		cols = append(cols, "od_price_"+strings.ReplaceAll(r.name, "-", "_"))
@@ -112,6 +112,7 @@ func (t *table) parseTypes(data string) error {
 		s.BareMetal = p.bool(f, 22)
 		s.ENIs = int(p.int(f, 23))
 		s.IPv4PerENI = int(p.int(f, 24))
+		s.CardENIs = int(p.int(f, 25))
 		count, name, maker, mem := int(p.int(f, 7)), f[8], f[9], p.int(f, 10)
 		switch f[17] {
 		case "":

@@ -21,6 +21,11 @@ type Shape struct {
 	// addresses each can hold (EC2's maximumNetworkInterfaces and ipv4AddressesPerInterface).
 	ENIs       int
 	IPv4PerENI int
+	// CardENIs is how many of the ENIs sit on network card 0, the only card the VPC CNI
+	// assigns pod addresses from (EC2's maximumNetworkInterfaces of the default network card):
+	// MaxPods = CardENIs × (IPv4PerENI − 1) + 2. It equals ENIs on single-card types; zero
+	// where the data has no ENI limits.
+	CardENIs int
 
 	NetworkGbps          float64 // baseline network bandwidth
 	NetworkBandwidthMbps int64   // the network-bandwidth label's figure

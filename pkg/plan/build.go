@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,6 +43,7 @@ type Input struct {
 var (
 	workKinds = []schema.GroupKind{
 		{Group: apisv1.Group, Kind: apisv1.NodePoolKind}, {Group: simv1alpha1.Group, Kind: simv1alpha1.SimNodeClassKind},
+		awsv1.EC2NodeClassGroupKind,
 		{Kind: "Namespace"}, {Kind: "Pod"}, {Group: "apps", Kind: "Deployment"}, {Group: "apps", Kind: "ReplicaSet"},
 		{Group: "apps", Kind: "StatefulSet"}, {Group: "apps", Kind: "DaemonSet"}, {Group: "batch", Kind: "Job"},
 		{Group: "batch", Kind: "CronJob"}, {Group: "scheduling.k8s.io", Kind: "PriorityClass"},

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
 	"maps"
 	"slices"
 	"time"
@@ -99,6 +100,10 @@ func NewEnv(set *manifest.Set, w *Workload, opts EnvOptions) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	ec2Classes, err := ec2NodeClasses(set)
+	if err != nil {
+		return nil, err
+	}
 	nodeClasses := map[string]*simv1alpha1.SimNodeClass{}
 	for _, nc := range classes {
 		nodeClasses[nc.Name] = nc
@@ -108,7 +113,7 @@ func NewEnv(set *manifest.Set, w *Workload, opts EnvOptions) (*Env, error) {
 			e.Notes = append(e.Notes, fmt.Sprintf("NodePool %s is static (replicas set): the simulation leaves it out", np.Name))
 			continue
 		}
-		p, err := e.pool(np, nodeClasses, opts)
+		p, err := e.pool(np, nodeClasses, ec2Classes, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -125,7 +130,7 @@ func NewEnv(set *manifest.Set, w *Workload, opts EnvOptions) (*Env, error) {
 	return e, nil
 }
 
-func (e *Env) pool(np *apisv1.NodePool, classes map[string]*simv1alpha1.SimNodeClass, opts EnvOptions) (*Pool, error) {
+func (e *Env) pool(np *apisv1.NodePool, classes map[string]*simv1alpha1.SimNodeClass, ec2Classes map[string]*awsv1.EC2NodeClass, opts EnvOptions) (*Pool, error) {
 	p := &Pool{Name: np.Name, NodePool: np, Taints: np.Spec.Template.Spec.Taints, Labels: np.Spec.Template.Labels,
 		ConsolidateAfter: -1, ExpireAfter: -1, Policy: np.Spec.Disruption.ConsolidationPolicy}
 	if d := np.Spec.Disruption.ConsolidateAfter; !d.IsNever() {
@@ -153,6 +158,11 @@ func (e *Env) pool(np *apisv1.NodePool, classes map[string]*simv1alpha1.SimNodeC
 			return nil, fmt.Errorf("nodepool %s: %w", np.Name, err)
 		}
 		p.Registration, p.DevicePlugin = nc.Spec.GetRegistrationDelay(), nc.Spec.GetDevicePluginDelay()
+	} else if nc, ok := ec2Classes[refName(ref)]; ok && ref.Group == awsv1.Group && ref.Kind == awsv1.EC2NodeClassKind {
+		var err error
+		if types, err = e.ec2Class(p, nc, opts); err != nil {
+			return nil, fmt.Errorf("nodepool %s: %w", np.Name, err)
+		}
 	} else {
 		region := opts.Region
 		if region == "" {

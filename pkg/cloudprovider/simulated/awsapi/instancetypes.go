@@ -175,14 +175,11 @@ func typeInfo(it *catalog.InstanceType) instanceTypeInfo {
 		x.EbsInfo.EbsOptimizedInfo = &ebsOptimizedInfo{BaselineBandwidthInMbps: sh.EBSBandwidthMbps, MaximumBandwidthInMbps: sh.EBSBandwidthMbps}
 	}
 	perf := networkPerformance(sh.NetworkGbps)
-	enis := sh.ENIs
+	enis, ipv4, cards := networkLimits(sh)
 	x.NetworkInfo = networkInfo{
-		NetworkPerformance: perf, MaximumNetworkInterfaces: enis, MaximumNetworkCards: 1,
-		NetworkCards: []networkCard{{
-			NetworkPerformance: perf, MaximumNetworkInterfaces: enis,
-			BaselineBandwidthInGbps: sh.NetworkGbps, PeakBandwidthInGbps: sh.NetworkGbps,
-		}},
-		Ipv4AddressesPerInterface: sh.IPv4PerENI, Ipv6AddressesPerInterface: sh.IPv4PerENI, Ipv6Supported: sh.Hypervisor == "nitro" || sh.BareMetal,
+		NetworkPerformance: perf, MaximumNetworkInterfaces: enis, MaximumNetworkCards: len(cards),
+		NetworkCards:              cards,
+		Ipv4AddressesPerInterface: ipv4, Ipv6AddressesPerInterface: ipv4, Ipv6Supported: sh.Hypervisor == "nitro" || sh.BareMetal,
 		EnaSupport: "required", EncryptionInTransitSupported: sh.Hypervisor == "nitro",
 	}
 	if sh.EFA > 0 {
@@ -402,7 +399,11 @@ func (s *Server) describeSpotPriceHistory(f form) (ec2Response, *apiError) {
 			if o.CapacityType != apisv1.CapacityTypeSpot || (zone != "" && zone != o.Zone) {
 				continue
 			}
-			x := spotPrice{AvailabilityZone: o.Zone, AvailabilityZoneID: o.ZoneID, InstanceType: it.Name, ProductDescription: linuxProduct, SpotPrice: fmt.Sprintf("%.6f", o.Price), Timestamp: stamp}
+			price := o.Price
+			if v, ok := s.spotOverrides[spotPair{it.Name, o.Zone}]; ok {
+				price = v
+			}
+			x := spotPrice{AvailabilityZone: o.Zone, AvailabilityZoneID: o.ZoneID, InstanceType: it.Name, ProductDescription: linuxProduct, SpotPrice: fmt.Sprintf("%.6f", price), Timestamp: stamp}
 			ok, err := matchFilters(filters, nil, func(name string) ([]string, bool) {
 				switch name {
 				case "instance-type":

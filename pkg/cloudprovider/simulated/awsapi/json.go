@@ -165,9 +165,14 @@ func (s *Server) pricing(op string, body []byte, _ *http.Request) (any, *apiErro
 			return nil, badRequest("InvalidParameterException", "Filter type %q is not supported", f.Type)
 		}
 	}
+	docs := s.priceDocOverrides()
 	var all []string
 	for _, pe := range s.prices {
 		if matchPricing(in.Filters, pe.family, pe.attrs) {
+			if d, ok := docs[pe.attrs["instanceType"]]; ok {
+				all = append(all, d)
+				continue
+			}
 			all = append(all, pe.doc)
 		}
 	}

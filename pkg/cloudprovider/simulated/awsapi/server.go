@@ -137,6 +137,10 @@ type Server struct {
 	// GetProducts); they never change.
 	typeInfos []instanceTypeInfo
 	prices    []priceEntry
+	// spotOverrides and docOverrides replace spot prices and price-list documents (see
+	// SetSpotPrice and SetPriceDocument); guarded by mu.
+	spotOverrides map[spotPair]float64
+	docOverrides  map[string]string
 }
 
 // New builds a server and its engine.
