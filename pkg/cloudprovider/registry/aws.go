@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -16,8 +17,10 @@ import (
 
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws/instancetype"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws/interruption"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws/nodeclass"
+	awspricing "github.com/tenon-sh/tenon/pkg/cloudprovider/aws/pricing"
 )
 
 // LoadAWSConfig loads the SDK configuration from the default chain (environment, shared
@@ -56,7 +59,30 @@ func newAWS(env Env) (cloudprovider.CloudProvider, error) {
 	opts := aws.Options{
 		Client: env.Client, EC2: ec2c, Region: cfg.Region, ClusterName: c.ClusterName,
 		ClusterEndpoint: c.ClusterEndpoint, ClusterCABundle: c.ClusterCABundle, RESTConfig: rc, ServiceCIDR: c.ServiceCIDR,
-		Unavailable: env.Unavailable, InstanceTypes: &aws.CatalogTypes{Region: cfg.Region, VMMemoryOverheadPercent: c.VMMemoryOverheadPercent},
+		Unavailable: env.Unavailable,
+	}
+	// Instance types and prices come from the EC2 and Pricing APIs (the embedded catalog only
+	// while they cannot be reached); prices are refreshed on a schedule while the manager runs.
+	var pricingAPI awspricing.PricingAPI
+	if !c.IsolatedVPC {
+		pricingAPI = pricing.NewFromConfig(cfg, func(o *pricing.Options) { o.Region = awspricing.APIRegion(cfg.Region) })
+	}
+	logger := log.FromContext(ctx)
+	prices, err := awspricing.New(pricingAPI, ec2c, awspricing.Options{Region: cfg.Region, IsolatedVPC: c.IsolatedVPC, Logger: logger.WithName("pricing")})
+	if err != nil {
+		return nil, err
+	}
+	itOpts := instancetype.Options{Region: cfg.Region, Logger: logger.WithName("instancetypes"), VMMemoryOverheadPercent: c.VMMemoryOverheadPercent}
+	if env.Unavailable != nil {
+		itOpts.Unavailable = env.Unavailable
+	}
+	if opts.InstanceTypes, err = instancetype.New(ec2c, prices, itOpts); err != nil {
+		return nil, err
+	}
+	if env.Manager != nil {
+		if err := env.Manager.Add(prices); err != nil {
+			return nil, err
+		}
 	}
 	if c.InterruptionQueue != "" {
 		if opts.InterruptionQueue, err = interruption.New(interruption.Options{

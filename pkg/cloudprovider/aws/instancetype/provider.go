@@ -69,6 +69,9 @@ type Options struct {
 	Clock clock.PassiveClock
 	// Logger hears when EC2 becomes unreachable and reachable again (default discards).
 	Logger logr.Logger
+	// VMMemoryOverheadPercent, when above zero, is the fraction (0.075 is 7.5%) of memory lost
+	// to the hypervisor, instead of the catalog's default (--vm-memory-overhead-percent).
+	VMMemoryOverheadPercent float64
 }
 
 func (o Options) withDefaults() Options {
@@ -137,6 +140,7 @@ func (p *Provider) List(ctx context.Context, nc *awsv1.EC2NodeClass) ([]*catalog
 	if err != nil {
 		return nil, err
 	}
+	s.vmMemoryOverhead = p.opts.VMMemoryOverheadPercent
 	d, err := p.current(ctx)
 	if err != nil {
 		return nil, err

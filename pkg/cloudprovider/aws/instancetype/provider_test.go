@@ -303,3 +303,19 @@ func TestAccessDeniedIsReturnedNotMasked(t *testing.T) {
 func strp(s string) *string { return &s }
 
 func qty(s string) *resource.Quantity { q := resource.MustParse(s); return &q }
+
+// --vm-memory-overhead-percent reaches the listed types: a larger hypervisor share leaves less
+// allocatable memory, and nothing else changes.
+func TestVMMemoryOverheadPercentChangesAllocatableMemory(t *testing.T) {
+	def := newFixture(t, nil, Options{})
+	more := newFixture(t, nil, Options{VMMemoryOverheadPercent: 0.15})
+	a := find(t, def.list(t, def.nodeClass("default")), "m5.large")
+	b := find(t, more.list(t, more.nodeClass("more")), "m5.large")
+	am, bm := a.Allocatable()[scheduling.Memory], b.Allocatable()[scheduling.Memory]
+	if bm >= am {
+		t.Fatalf("allocatable memory %d with 15%% VM overhead, %d with the default 7.5%%: want less", bm, am)
+	}
+	if a.Allocatable()[scheduling.CPU] != b.Allocatable()[scheduling.CPU] || a.Capacity[scheduling.Memory] != b.Capacity[scheduling.Memory] {
+		t.Fatal("the VM memory overhead changed more than allocatable memory")
+	}
+}

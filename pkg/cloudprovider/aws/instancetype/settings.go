@@ -25,6 +25,9 @@ type settings struct {
 	evictMemory, evictNodeFS     threshold
 	rootVolume                   int64 // bytes
 	raid0                        bool
+	// vmMemoryOverhead, when above zero, replaces the catalog's fraction of memory lost to the
+	// hypervisor (Options.VMMemoryOverheadPercent).
+	vmMemoryOverhead float64
 }
 
 // threshold is an eviction signal's value: a fraction of the capacity, or an amount.
@@ -217,6 +220,9 @@ func (s *settings) pods(sh *catalog.Shape) int64 {
 // type whose pod capacity is pods and whose root volume is volume bytes.
 func (s *settings) overheadConfig(sh *catalog.Shape, pods, volume int64) catalog.OverheadConfig {
 	cfg := catalog.DefaultOverheadConfig()
+	if s.vmMemoryOverhead > 0 {
+		cfg.VMMemoryOverheadPercent = s.vmMemoryOverhead
+	}
 	// Kube-reserved memory follows the ENI-limited pod count on AL2, AL2023 and Custom whatever
 	// maxPods says, and the pod count on Bottlerocket.
 	memPods := int64(sh.MaxPods)
