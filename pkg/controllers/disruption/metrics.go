@@ -2,7 +2,7 @@ package disruption
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"github.com/tenon-sh/tenon/pkg/metrics"
 )
 
 // Results of a command, in CommandsTotal.
@@ -47,5 +47,5 @@ var (
 )
 
 func init() {
-	crmetrics.Registry.MustRegister(PassDuration, Candidates, Skips, CommandsTotal, SavingsTotal, EvictionsTotal)
+	metrics.MustRegister(PassDuration, Candidates, Skips, CommandsTotal, SavingsTotal, EvictionsTotal)
 }

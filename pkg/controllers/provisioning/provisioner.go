@@ -20,6 +20,7 @@ import (
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/solverinput"
+	"github.com/tenon-sh/tenon/pkg/metrics"
 	"github.com/tenon-sh/tenon/pkg/snapshot"
 	"github.com/tenon-sh/tenon/pkg/solver"
 	"github.com/tenon-sh/tenon/pkg/state"
@@ -150,6 +151,7 @@ const ControllerName = "provisioning"
 // A batch that panics is skipped (see package recovery): a ControllerPanic event goes to every
 // NodePool, and another batch is triggered BatchMax later for the pods it left pending.
 func (p *Provisioner) Start(ctx context.Context) error {
+	ctx = metrics.WithController(ctx, ControllerName)
 	p.Trigger()
 	for p.batcher.Wait(ctx) {
 		err := recovery.Guard(p.log, ControllerName, func() error {
@@ -220,8 +222,13 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 	}
 	res.Plan = plan
 	res.Solved = p.clock.Since(start)
-	solveDuration.Observe(res.Solved.Seconds())
+	schedulingDuration.WithLabelValues(controllerLabel).Observe(res.Solved.Seconds())
+	legacySchedulingDuration.WithLabelValues(controllerLabel).Observe(res.Solved.Seconds())
 	batchPods.Observe(float64(len(pods)))
+	if plan.LowerBound > 0 {
+		plannedPrice.Add(plan.Price)
+		lowerBound.Add(plan.LowerBound)
+	}
 
 	res.Claims, err = p.createClaims(ctx, plan, pools)
 	res.Created = p.clock.Since(start) - res.Solved
@@ -238,7 +245,7 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 		p.recorder.Eventf(u.Pod, corev1.EventTypeWarning, EventFailedScheduling, "tenon cannot place the pod: %s", u.Message())
 	}
 	res.Unschedulable = len(plan.Unschedulable)
-	unschedulablePods.Set(float64(res.Unschedulable))
+	unschedulablePods.WithLabelValues(controllerLabel).Set(float64(res.Unschedulable))
 	if p.opts.OnBatch != nil {
 		p.opts.OnBatch(res, start, p.clock.Now())
 	}
@@ -297,7 +304,7 @@ func (p *Provisioner) createClaim(ctx context.Context, c *solver.Claim, pools ma
 	}
 	p.cluster.UpdateNodeClaim(nc)
 	p.cluster.Nominate(nc.Name)
-	nodeClaimsCreated.WithLabelValues(c.NodePool).Inc()
+	claimCreated(nc)
 	for _, pod := range c.Pods {
 		p.recorder.Eventf(pod, corev1.EventTypeNormal, EventNominated, "Pod should schedule on: nodeclaim/%s", nc.Name)
 	}
