@@ -84,3 +84,23 @@ func TestSnakeCaseOfAPIValues(t *testing.T) {
 		t.Errorf("ResourceType(ephemeral-storage) = %q", got)
 	}
 }
+
+func TestDescribedGivesTypeAndLabels(t *testing.T) {
+	want := map[string]Metric{
+		"karpenter_nodeclaims_created_total": {Type: "counter", Labels: []string{"min_values_relaxed", "nodepool", "reason"}},
+		"karpenter_build_info":               {Type: "gauge", Labels: []string{"commit", "goarch", "goversion", "version"}},
+	}
+	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "tenon_test_described_seconds", Help: "test"})
+	MustRegister(h)
+	want["tenon_test_described_seconds"] = Metric{Type: "histogram"}
+	got := map[string]Metric{}
+	for _, m := range Described() {
+		got[m.Name] = m
+	}
+	for name, w := range want {
+		g := got[name]
+		if g.Type != w.Type || !slices.Equal(g.Labels, w.Labels) {
+			t.Errorf("%s: described as %s %v, want %s %v", name, g.Type, g.Labels, w.Type, w.Labels)
+		}
+	}
+}

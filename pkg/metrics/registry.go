@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"sort"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,24 +24,9 @@ func MustRegister(cs ...prometheus.Collector) {
 // Names returns the fully-qualified name of every metric registered through MustRegister,
 // sorted; a metric appears whether or not it has a series yet.
 func Names() []string {
-	mu.Lock()
-	cs := append([]prometheus.Collector(nil), collectors...)
-	mu.Unlock()
-	seen := map[string]bool{}
-	ch := make(chan *prometheus.Desc)
-	go func() {
-		for _, c := range cs {
-			c.Describe(ch)
-		}
-		close(ch)
-	}()
-	for d := range ch {
-		seen[FQName(d)] = true
+	var out []string
+	for _, m := range Described() {
+		out = append(out, m.Name)
 	}
-	out := make([]string, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	sort.Strings(out)
 	return out
 }

@@ -162,7 +162,6 @@ func (c *Controller) run(ctx context.Context, ex *execution) {
 	}
 	res.Result = ResultSucceeded
 	res.Saved = c.realize(ctx, ex)
-	EvictionsTotal.WithLabelValues(string(cmd.Method)).Add(float64(len(cmd.Pods)))
 	c.log.Info("disrupted", "method", cmd.Method, "action", cmd.Action, "nodes", candidatesOf(ex), "replacements", res.Replacements,
 		"pods", len(cmd.Pods), "savingsPerHour", res.Saved, "message", cmd.Message)
 }
