@@ -43,6 +43,7 @@ func (f *controllerFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.opts.Provisioning.CreateWorkers, "nodeclaim-create-workers", 0, "NodeClaims created concurrently (default 16)")
 	fs.BoolVar(&f.opts.Provisioning.Bound, "lower-bound", false, "compute each batch's proven lower bound (logged); costs time on large batches")
 	fs.Var(&f.opts.Provisioning.MinValuesPolicy, "min-values-policy", "Strict keeps every NodePool requirement's minValues (pods that would leave fewer values are unschedulable); BestEffort lowers minValues to what is left and records it on the NodeClaim")
+	fs.Var(&f.opts.Provisioning.PreferencePolicy, "preference-policy", "Respect enforces pods' preferences (preferred affinities, ScheduleAnyway spreads) while they can hold; Ignore plans with their required constraints only")
 	fs.StringSliceVar(&f.opts.Provisioning.Schedulers, "scheduler-names", nil, "scheduler names whose pods tenon provisions for (default default-scheduler)")
 	f.registerDisruption(fs)
 	fs.DurationVar(&f.opts.Interruption.PollInterval, "interruption-poll-interval", 0, "how often the cloud provider's interruption queue is polled (default 1s)")
@@ -160,7 +161,7 @@ mirror, the provisioning loop, the disruption loop and the NodeClaim controllers
 simulated cloud provider by default. Every flag can also be set as TENON_<FLAG_NAME> in the environment,
 and the variables of Karpenter's chart are read too (KUBE_CLIENT_QPS, KUBE_CLIENT_BURST,
 ENABLE_PROFILING, BATCH_IDLE_DURATION, BATCH_MAX_DURATION, FEATURE_GATES, LOG_LEVEL,
-MIN_VALUES_POLICY, LEADER_ELECTION_NAMESPACE, METRICS_PORT, HEALTH_PROBE_PORT,
+MIN_VALUES_POLICY, PREFERENCE_POLICY, LEADER_ELECTION_NAMESPACE, METRICS_PORT, HEALTH_PROBE_PORT,
 DISABLE_LEADER_ELECTION), TENON_ ones winning.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

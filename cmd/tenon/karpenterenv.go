@@ -21,6 +21,7 @@ var karpenterEnv = map[string]struct {
 	"feature-gates":             {name: "FEATURE_GATES"},
 	"log-level":                 {name: "LOG_LEVEL"},
 	"min-values-policy":         {name: "MIN_VALUES_POLICY"},
+	"preference-policy":         {name: "PREFERENCE_POLICY"},
 	"leader-election-namespace": {name: "LEADER_ELECTION_NAMESPACE"},
 	"metrics-bind-address":      {name: "METRICS_PORT", value: portAddress},
 	"health-probe-bind-address": {name: "HEALTH_PROBE_PORT", value: portAddress},

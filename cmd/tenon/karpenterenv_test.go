@@ -44,6 +44,7 @@ func TestKarpenterEnvironmentVariablesConfigureTheController(t *testing.T) {
 		{"MIN_VALUES_POLICY", "BestEffort", func(f *controllerFlags) bool {
 			return f.opts.Provisioning.MinValuesPolicy == solver.MinValuesBestEffort
 		}},
+		{"PREFERENCE_POLICY", "Ignore", func(f *controllerFlags) bool { return f.opts.Provisioning.PreferencePolicy == solver.PreferenceIgnore }},
 		{"LEADER_ELECTION_NAMESPACE", "kube-system", func(f *controllerFlags) bool { return f.opts.LeaderElectionNamespace == "kube-system" }},
 		{"METRICS_PORT", "9090", func(f *controllerFlags) bool { return f.opts.MetricsAddr == ":9090" }},
 		{"HEALTH_PROBE_PORT", "9091", func(f *controllerFlags) bool { return f.opts.HealthAddr == ":9091" }},
@@ -87,7 +88,7 @@ func TestTenonEnvironmentAndFlagsWinOverKarpenters(t *testing.T) {
 }
 
 func TestBadKarpenterEnvironmentValueNamesTheVariable(t *testing.T) {
-	for env, value := range map[string]string{"METRICS_PORT": "http", "KUBE_CLIENT_BURST": "lots", "DISABLE_LEADER_ELECTION": "maybe", "MIN_VALUES_POLICY": "Sometimes"} {
+	for env, value := range map[string]string{"METRICS_PORT": "http", "KUBE_CLIENT_BURST": "lots", "DISABLE_LEADER_ELECTION": "maybe", "MIN_VALUES_POLICY": "Sometimes", "PREFERENCE_POLICY": "Never"} {
 		t.Run(env, func(t *testing.T) {
 			t.Setenv(env, value)
 			if _, err := parseEnv(t); err == nil || !strings.Contains(err.Error(), env) {

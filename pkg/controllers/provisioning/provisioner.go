@@ -47,6 +47,9 @@ type Options struct {
 	// MinValuesPolicy is Strict ("" too) or BestEffort: whether a NodePool requirement's
 	// minValues is kept or lowered to what is left (Karpenter's --min-values-policy).
 	MinValuesPolicy solver.MinValuesPolicy
+	// PreferencePolicy is Respect ("" too) or Ignore: whether pods' preferences shape the plan
+	// (Karpenter's --preference-policy).
+	PreferencePolicy solver.PreferencePolicy
 	// Bound computes the plan's proven lower bound for every batch (reported in metrics and
 	// logs); it costs time on large batches.
 	Bound bool
@@ -216,7 +219,7 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 	}
 	snap := view.Snapshot
 	snap.Pods = pods
-	plan, err := solver.Solve(snap, solver.Options{SkipBound: !p.opts.Bound, MinValuesPolicy: p.opts.MinValuesPolicy})
+	plan, err := solver.Solve(snap, solver.Options{SkipBound: !p.opts.Bound, MinValuesPolicy: p.opts.MinValuesPolicy, PreferencePolicy: p.opts.PreferencePolicy})
 	if err != nil {
 		return res, fmt.Errorf("solving %d pods: %w", len(pods), err)
 	}
