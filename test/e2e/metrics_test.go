@@ -73,7 +73,7 @@ func TestKarpenterMetricsFollowProvisioningAndDisruption(t *testing.T) {
 		{"karpenter_nodeclaims_created_total", map[string]string{"nodepool": pool, "reason": "provisioned", "min_values_relaxed": "false"}},
 		{"karpenter_nodes_created_total", on},
 		{"karpenter_cloudprovider_duration_seconds", map[string]string{"method": "Create", "controller": "nodeclaim.lifecycle", "provider": "simulated"}},
-		{"karpenter_cloudprovider_duration_seconds", map[string]string{"method": "GetInstanceTypes", "controller": "provisioning"}},
+		{"karpenter_cloudprovider_duration_seconds", map[string]string{"method": "GetInstanceTypes", "controller": "provisioner"}},
 		{"karpenter_scheduler_scheduling_duration_seconds", map[string]string{"controller": "provisioner"}},
 		{"karpenter_provisioner_scheduling_duration_seconds", map[string]string{"controller": "provisioner"}},
 		{"karpenter_pods_startup_duration_seconds", nil},

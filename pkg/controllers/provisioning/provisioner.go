@@ -154,7 +154,7 @@ const ControllerName = "provisioning"
 // A batch that panics is skipped (see package recovery): a ControllerPanic event goes to every
 // NodePool, and another batch is triggered BatchMax later for the pods it left pending.
 func (p *Provisioner) Start(ctx context.Context) error {
-	ctx = metrics.WithController(ctx, ControllerName)
+	ctx = metrics.WithController(ctx, controllerLabel) // Karpenter's name for this loop
 	p.Trigger()
 	for p.batcher.Wait(ctx) {
 		err := recovery.Guard(p.log, ControllerName, func() error {
