@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/tenon-sh/tenon/internal/version"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/registry"
 	"github.com/tenon-sh/tenon/pkg/disruption"
 	"github.com/tenon-sh/tenon/pkg/featuregates"
@@ -41,6 +42,7 @@ func (f *controllerFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.opts.Provisioning.BatchMax, "batch-max-duration", 0, "close a provisioning batch this long after it opened (default 10s)")
 	fs.IntVar(&f.opts.Provisioning.CreateWorkers, "nodeclaim-create-workers", 0, "NodeClaims created concurrently (default 16)")
 	fs.BoolVar(&f.opts.Provisioning.Bound, "lower-bound", false, "compute each batch's proven lower bound (logged); costs time on large batches")
+	fs.Var(&f.opts.Provisioning.PreferencePolicy, "preference-policy", "Respect enforces pods' preferences (preferred affinities, ScheduleAnyway spreads) while they can hold; Ignore plans with their required constraints only")
 	fs.StringSliceVar(&f.opts.Provisioning.Schedulers, "scheduler-names", nil, "scheduler names whose pods tenon provisions for (default default-scheduler)")
 	f.registerDisruption(fs)
 	registerAWSFlags(fs, &f.opts.AWS)
@@ -49,6 +51,9 @@ func (f *controllerFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.opts.Interruption.DrainLead, "interruption-drain-lead", 0, "finish draining an interrupted node this long before the notice's deadline (default 15s)")
 	fs.DurationVar(&f.opts.Interruption.UnavailableTTL, "interruption-unavailable-ttl", 0, "how long an interrupted spot offering is not bought again (default 10m)")
 	fs.BoolVar(&f.opts.Interruption.ReplaceOnRebalance, "interruption-replace-on-rebalance", false, "replace a node on a rebalance recommendation instead of only recording it")
+	fs.Float32Var(&f.opts.KubeClientQPS, "kube-client-qps", 0, "queries per second to the API server, smoothed (default 200)")
+	fs.IntVar(&f.opts.KubeClientBurst, "kube-client-burst", 0, "queries to the API server allowed in a burst (default 400)")
+	fs.BoolVar(&f.opts.EnableProfiling, "enable-profiling", false, "serve Go's pprof profiles under /debug/pprof/ on the metrics address")
 }
 
 // registerDisruption adds the flags of the disruption loop.
@@ -86,7 +91,8 @@ func registerDecisionFlags(fs *pflag.FlagSet, o *disruption.Options, also ...fun
 	fs.BoolVar(&o.NoRepack, "consolidation-no-repack", false, "never repack several nodes onto several fewer new ones; multi-node consolidation keeps to one replacement")
 }
 
-// fromEnv sets every flag not given on the command line from TENON_<NAME>.
+// fromEnv sets every flag not given on the command line from TENON_<NAME>, or else from the
+// variable Karpenter's chart uses for it (karpenterEnv).
 func fromEnv(fs *pflag.FlagSet) error {
 	var err error
 	fs.VisitAll(func(fl *pflag.Flag) {
@@ -98,6 +104,26 @@ func fromEnv(fs *pflag.FlagSet) error {
 			if e := fs.Set(fl.Name, v); e != nil {
 				err = fmt.Errorf("%s=%q: %w", name, v, e)
 			}
+			return
+		}
+		k, ok := karpenterEnv[fl.Name]
+		if !ok {
+			return
+		}
+		v, ok := os.LookupEnv(k.name)
+		if !ok {
+			return
+		}
+		set := v
+		if k.value != nil {
+			var e error
+			if set, e = k.value(v); e != nil {
+				err = fmt.Errorf("%s=%q: %w", k.name, v, e)
+				return
+			}
+		}
+		if e := fs.Set(fl.Name, set); e != nil {
+			err = fmt.Errorf("%s=%q: %w", k.name, v, e)
 		}
 	})
 	return err
@@ -114,7 +140,16 @@ func newLogger(level, format string) (func(*zap.Options), error) {
 	return func(o *zap.Options) {
 		o.Development = format == "console"
 		o.Level = lvl
+		o.EncoderConfigOptions = append(o.EncoderConfigOptions, ecosystemKeys)
 	}, nil
+}
+
+// ecosystemKeys names the JSON log fields as Karpenter does: time (ISO 8601), level, message,
+// logger, caller; controller-runtime adds controller and the reconciled object's kind to each
+// reconcile's lines.
+func ecosystemKeys(ec *zapcore.EncoderConfig) {
+	ec.TimeKey, ec.LevelKey, ec.MessageKey, ec.NameKey, ec.CallerKey = "time", "level", "message", "logger", "caller"
+	ec.EncodeTime = zapcore.ISO8601TimeEncoder
 }
 
 func newController() *cobra.Command {
@@ -124,7 +159,11 @@ func newController() *cobra.Command {
 		Short: "Run tenon's controllers against a cluster",
 		Long: `controller runs tenon in a cluster (or against one through a kubeconfig): the cluster
 mirror, the provisioning loop, the disruption loop and the NodeClaim controllers, with the
-simulated cloud provider by default. Every flag can also be set as TENON_<FLAG_NAME> in the environment.`,
+simulated cloud provider by default. Every flag can also be set as TENON_<FLAG_NAME> in the environment,
+and the variables of Karpenter's chart are read too (KUBE_CLIENT_QPS, KUBE_CLIENT_BURST,
+ENABLE_PROFILING, BATCH_IDLE_DURATION, BATCH_MAX_DURATION, FEATURE_GATES, LOG_LEVEL,
+MIN_VALUES_POLICY, PREFERENCE_POLICY, LEADER_ELECTION_NAMESPACE, METRICS_PORT, HEALTH_PROBE_PORT,
+DISABLE_LEADER_ELECTION), TENON_ ones winning.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := fromEnv(cmd.Flags()); err != nil {
@@ -148,12 +187,19 @@ simulated cloud provider by default. Every flag can also be set as TENON_<FLAG_N
 			if err != nil {
 				return err
 			}
-			log.Info("starting tenon", "cloudProvider", f.opts.CloudProvider, "leaderElection", f.opts.LeaderElection)
+			log.Info("starting tenon", f.startupValues()...)
 			return op.Start(ctx)
 		},
 	}
 	f.register(cmd.Flags())
 	return cmd
+}
+
+// startupValues are the key-value pairs of the start-up log line: the version and commit (the
+// keys Karpenter logs them under) and the choices that matter most when reading what follows.
+func (f *controllerFlags) startupValues() []any {
+	v := version.Get()
+	return []any{"version", v.Version, "commit", v.Commit, "cloudProvider", f.opts.CloudProvider, "leaderElection", f.opts.LeaderElection}
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {

@@ -8,12 +8,12 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tenon-sh/tenon/pkg/metrics"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -29,7 +29,7 @@ var Panics = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "Panics recovered in a reconcile or a pass, by controller; the work item was skipped and the controller went on.",
 }, []string{"controller"})
 
-func init() { metrics.Registry.MustRegister(Panics) }
+func init() { metrics.MustRegister(Panics) }
 
 // PanicError is a recovered panic.
 type PanicError struct {
@@ -109,6 +109,6 @@ func Reconciler(controller string, reader client.Reader, rec record.EventRecorde
 			}
 		}()
 		callHook(controller)
-		return r.Reconcile(ctx, req)
+		return r.Reconcile(metrics.WithController(ctx, controller), req)
 	})
 }

@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tenon-sh/tenon/pkg/metrics"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 // Suppressed counts events not sent, by reason and why.
@@ -124,4 +124,4 @@ func (r *Recorder) admit(object runtime.Object, eventtype, reason, message strin
 	return true
 }
 
-func init() { crmetrics.Registry.MustRegister(Suppressed) }
+func init() { metrics.MustRegister(Suppressed) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -20,9 +21,11 @@ import (
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws"
+	cpmetrics "github.com/tenon-sh/tenon/pkg/cloudprovider/metrics"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/registry"
 	disruptionctrl "github.com/tenon-sh/tenon/pkg/controllers/disruption"
 	"github.com/tenon-sh/tenon/pkg/controllers/interruption"
+	"github.com/tenon-sh/tenon/pkg/controllers/metrics"
 	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/garbagecollection"
 	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/lifecycle"
 	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/termination"
@@ -62,13 +65,42 @@ type Options struct {
 
 	// AWS configures the aws provider (--cluster-name, --interruption-queue, ...).
 	AWS aws.Config
+	// KubeClientQPS and KubeClientBurst limit the API client (rest.Config QPS and Burst;
+	// Karpenter's --kube-client-qps and --kube-client-burst). Zero keeps the config's own, or
+	// 200 and 400 when it has none.
+	KubeClientQPS   float32
+	KubeClientBurst int
+	// EnableProfiling serves Go's pprof handlers under /debug/pprof/ on the metrics server.
+	EnableProfiling bool
+	// Metrics tunes the controller that publishes the cluster-state metrics.
+	Metrics metrics.Options
+}
+
+// ProfilingHandlers are the pprof handlers EnableProfiling adds to the metrics server, by path
+// (those Karpenter serves).
+func ProfilingHandlers() map[string]http.Handler {
+	return map[string]http.Handler{
+		"/debug/pprof/":             http.HandlerFunc(pprof.Index),
+		"/debug/pprof/cmdline":      http.HandlerFunc(pprof.Cmdline),
+		"/debug/pprof/profile":      http.HandlerFunc(pprof.Profile),
+		"/debug/pprof/symbol":       http.HandlerFunc(pprof.Symbol),
+		"/debug/pprof/trace":        http.HandlerFunc(pprof.Trace),
+		"/debug/pprof/allocs":       pprof.Handler("allocs"),
+		"/debug/pprof/heap":         pprof.Handler("heap"),
+		"/debug/pprof/block":        pprof.Handler("block"),
+		"/debug/pprof/goroutine":    pprof.Handler("goroutine"),
+		"/debug/pprof/threadcreate": pprof.Handler("threadcreate"),
+	}
 }
 
 // Operator is a running tenon controller process.
 type Operator struct {
-	Manager     manager.Manager
-	Cluster     *state.Cluster
-	Cloud       cloudprovider.CloudProvider
+	Manager manager.Manager
+	Cluster *state.Cluster
+	Cloud   cloudprovider.CloudProvider
+	// Measured is Cloud decorated with karpenter_cloudprovider_* metrics; every controller
+	// calls the provider through it.
+	Measured    cloudprovider.CloudProvider
 	Unavailable *cloudprovider.UnavailableOfferings
 	Provisioner *provisioning.Provisioner
 	// Disruption is nil when Options.Disruption.Disabled.
@@ -88,11 +120,21 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 	if cfg.QPS == 0 {
 		cfg.QPS, cfg.Burst = 200, 400
 	}
+	if opts.KubeClientQPS > 0 {
+		cfg.QPS = opts.KubeClientQPS
+	}
+	if opts.KubeClientBurst > 0 {
+		cfg.Burst = opts.KubeClientBurst
+	}
+	metricsOpts := metricsserver.Options{BindAddress: opts.MetricsAddr}
+	if opts.EnableProfiling {
+		metricsOpts.ExtraHandlers = ProfilingHandlers()
+	}
 	renew, lease := 10*time.Second, 15*time.Second
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme,
 		Logger:                  log,
-		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
+		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  opts.HealthAddr,
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        opts.LeaderElectionID,
@@ -112,16 +154,20 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 	}); err != nil {
 		return nil, err
 	}
+	o.Measured = cpmetrics.Decorate(o.Cloud)
 	if err := o.Cluster.Register(ctx, mgr.GetCache()); err != nil {
 		return nil, err
 	}
-	if err := lifecycle.Register(mgr, lifecycle.Deps{CloudProvider: o.Cloud, UnavailableOfferings: o.Unavailable}, opts.Lifecycle); err != nil {
+	if _, err := metrics.Register(mgr, metrics.Deps{Cluster: o.Cluster, Informers: mgr.GetCache(), Cloud: o.Measured}, opts.Metrics); err != nil {
 		return nil, err
 	}
-	if err := termination.Register(mgr, termination.Deps{CloudProvider: o.Cloud}, opts.Termination); err != nil {
+	if err := lifecycle.Register(mgr, lifecycle.Deps{CloudProvider: o.Measured, UnavailableOfferings: o.Unavailable}, opts.Lifecycle); err != nil {
 		return nil, err
 	}
-	if err := garbagecollection.Register(mgr, garbagecollection.Deps{CloudProvider: o.Cloud}, opts.GarbageCollection); err != nil {
+	if err := termination.Register(mgr, termination.Deps{CloudProvider: o.Measured}, opts.Termination); err != nil {
+		return nil, err
+	}
+	if err := garbagecollection.Register(mgr, garbagecollection.Deps{CloudProvider: o.Measured}, opts.GarbageCollection); err != nil {
 		return nil, err
 	}
 	if len(opts.NodePoolStatus.NodeClasses) == 0 {
@@ -130,11 +176,11 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 			opts.NodePoolStatus.NodeClasses = []client.Object{entry.NodeClass()}
 		}
 	}
-	if err := status.Register(mgr, status.Deps{CloudProvider: o.Cloud}, opts.NodePoolStatus); err != nil {
+	if err := status.Register(mgr, status.Deps{CloudProvider: o.Measured}, opts.NodePoolStatus); err != nil {
 		return nil, err
 	}
 	if opts.StaticCapacity {
-		if err := staticpool.Register(mgr, staticpool.Deps{CloudProvider: o.Cloud, Filter: o.Unavailable}, opts.StaticNodePool); err != nil {
+		if err := staticpool.Register(mgr, staticpool.Deps{CloudProvider: o.Measured, Filter: o.Unavailable}, opts.StaticNodePool); err != nil {
 			return nil, err
 		}
 	}
@@ -147,7 +193,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 		opts.Disruption.Decision.MinValuesPolicy = opts.Provisioning.MinValuesPolicy
 	}
 	o.Provisioner = provisioning.New(provisioning.Deps{
-		Client: mgr.GetClient(), Cluster: o.Cluster, Cloud: o.Cloud, Filter: o.Unavailable,
+		Client: mgr.GetClient(), Cluster: o.Cluster, Cloud: o.Measured, Filter: o.Unavailable,
 		Recorder: events.New(mgr.GetEventRecorderFor("tenon"), events.Options{}), Log: log.WithName("provisioner"),
 	}, opts.Provisioning)
 	if err := o.Provisioner.Register(ctx, mgr.GetCache()); err != nil {
@@ -159,14 +205,14 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 	if !opts.Disruption.Disabled {
 		opts.Disruption.StaticCapacity = opts.Disruption.StaticCapacity || opts.StaticCapacity // one gate for both
 		o.Disruption, err = disruptionctrl.Register(mgr, disruptionctrl.Deps{
-			Cluster: o.Cluster, Cloud: o.Cloud, Filter: o.Unavailable, Schedulers: opts.Provisioning.Schedulers,
+			Cluster: o.Cluster, Cloud: o.Measured, Filter: o.Unavailable, Schedulers: opts.Provisioning.Schedulers,
 			Recorder: events.New(mgr.GetEventRecorderFor("tenon"), events.Options{}), Log: log.WithName("disruption"),
 		}, opts.Disruption)
 		if err != nil {
 			return nil, err
 		}
 	}
-	if q, ok := o.Cloud.(cloudprovider.InterruptionQueue); ok {
+	if q, ok := o.Measured.(cloudprovider.InterruptionQueue); ok {
 		deps := interruption.Deps{Queue: q, Cluster: o.Cluster, Unavailable: o.Unavailable, Provisioner: o.Provisioner, Log: log}
 		if err := interruption.Register(mgr, deps, opts.Interruption); err != nil {
 			return nil, err

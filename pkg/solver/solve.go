@@ -48,6 +48,10 @@ type Options struct {
 	// MinValuesPolicy says whether minValues is kept strictly ("" or Strict) or lowered to
 	// what is left (BestEffort).
 	MinValuesPolicy MinValuesPolicy
+	// PreferencePolicy says whether preferences (preferred node and pod affinity and
+	// anti-affinity, ScheduleAnyway spreads) are enforced until they cannot hold ("" or
+	// Respect) or not at all (Ignore).
+	PreferencePolicy PreferencePolicy
 }
 
 // solve holds the compiled state of one Solve.
@@ -184,6 +188,13 @@ func (s *solve) setupPending() error {
 		if c.invalid == nil {
 			s.compileForPools(c)
 			s.topo.attach(c)
+		}
+	}
+	if s.opts.PreferencePolicy == PreferenceIgnore {
+		for _, c := range s.classes {
+			if c.invalid == nil {
+				s.dropPreferences(c)
+			}
 		}
 	}
 	s.countExisting()

@@ -269,3 +269,37 @@ func TestSpreadOutsideItsSelectorCountsBatchPodsWherePlaced(t *testing.T) {
 		}
 	}
 }
+
+// With PreferencePolicy Ignore (Karpenter's --preference-policy=Ignore), preferences do not
+// shape the plan: pods that would prefer a node each pack onto one claim, and a preferred zone
+// is not sought.
+func TestPreferencePolicyIgnoreDropsPreferences(t *testing.T) {
+	sel := map[string]string{"app": "ignored"}
+	snap := &Snapshot{
+		NodePools: []NodePool{smallPool(t, "us-east-1a", "us-east-1b")},
+		Pods: pods(3, "500m", "512Mi", labelled("app", "ignored"), preferredAntiAffinity(apisv1.LabelHostname, 10, sel),
+			spread(apisv1.LabelZone, 1, corev1.ScheduleAnyway, sel)),
+	}
+	respect := solveOK(t, snap)
+	if len(respect.Claims) != 3 {
+		t.Fatalf("Respect: want one claim per pod for the hostname anti-affinity, got %s", describe(respect))
+	}
+	ignore, err := Solve(snap, Options{PreferencePolicy: PreferenceIgnore})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(snap, ignore); err != nil {
+		t.Fatalf("Ignore: %v", err)
+	}
+	if len(ignore.Claims) != 1 || len(ignore.Unschedulable) != 0 || ignore.Price >= respect.Price {
+		t.Fatalf("Ignore: want the three pods on one cheaper claim, got %s (respect $%.4f)", describe(ignore), respect.Price)
+	}
+	for _, in := range []string{"", "Respect", "Ignore"} {
+		if _, err := ParsePreferencePolicy(in); err != nil {
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+	if _, err := ParsePreferencePolicy("Sometimes"); err == nil {
+		t.Error("an unknown policy is accepted")
+	}
+}

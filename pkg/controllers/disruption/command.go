@@ -18,6 +18,7 @@ import (
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/kube"
 	"github.com/tenon-sh/tenon/pkg/disruption"
+	"github.com/tenon-sh/tenon/pkg/metrics"
 	"github.com/tenon-sh/tenon/pkg/snapshot"
 )
 
@@ -161,7 +162,6 @@ func (c *Controller) run(ctx context.Context, ex *execution) {
 	}
 	res.Result = ResultSucceeded
 	res.Saved = c.realize(ctx, ex)
-	EvictionsTotal.WithLabelValues(string(cmd.Method)).Add(float64(len(cmd.Pods)))
 	c.log.Info("disrupted", "method", cmd.Method, "action", cmd.Action, "nodes", candidatesOf(ex), "replacements", res.Replacements,
 		"pods", len(cmd.Pods), "savingsPerHour", res.Saved, "message", cmd.Message)
 }
@@ -179,6 +179,7 @@ func (c *Controller) createReplacements(ctx context.Context, ex *execution) erro
 			return fmt.Errorf("creating a replacement nodeclaim of nodepool %s: %w", r.NodePool, err)
 		}
 		ex.replacements = append(ex.replacements, nc)
+		metrics.NodeClaimsCreated.WithLabelValues(reasonLabel(ex.cmd), nc.Labels[apisv1.NodePoolLabelKey], minValuesRelaxed(nc)).Inc()
 		c.deps.Cluster.UpdateNodeClaim(nc)
 		c.deps.Cluster.Nominate(nc.Name)
 	}
@@ -258,9 +259,14 @@ func (c *Controller) terminate(ctx context.Context, ex *execution, name string) 
 	if err != nil {
 		return fmt.Errorf("recording the disruption reason on nodeclaim %s: %w", claim.Name, err)
 	}
-	if err := c.deps.Client.Delete(ctx, claim, client.Preconditions{UID: &claim.UID}); client.IgnoreNotFound(err) != nil {
+	err = c.deps.Client.Delete(ctx, claim, client.Preconditions{UID: &claim.UID})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("deleting nodeclaim %s: %w", claim.Name, err)
 	}
+	recordDisrupted(ex, name, claim)
 	return nil
 }
 

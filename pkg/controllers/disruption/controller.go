@@ -22,6 +22,7 @@ import (
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/solverinput"
 	"github.com/tenon-sh/tenon/pkg/disruption"
+	"github.com/tenon-sh/tenon/pkg/metrics"
 )
 
 // Event reasons, on the candidates' Nodes and NodeClaims.
@@ -137,6 +138,7 @@ func (c *Controller) NeedLeaderElection() bool { return true }
 // Commands still running then stop where they are; the next leader's start-up cleans up after
 // them.
 func (c *Controller) Start(ctx context.Context) error {
+	ctx = metrics.WithController(ctx, ControllerName)
 	if c.opts.Disabled {
 		<-ctx.Done()
 		return nil
@@ -212,8 +214,10 @@ func (c *Controller) Pass(ctx context.Context) PassResult {
 	c.cursor = dec.Cursor
 	c.mu.Unlock()
 	PassDuration.WithLabelValues(string(dec.Outcome)).Observe(res.Duration.Seconds())
+	recordPassState(view.Snapshot, res.Duration)
 	c.recordDecision(view, dec, busy)
 	for _, cmd := range dec.Commands {
+		recordDecided(cmd)
 		c.launch(ctx, cmd)
 	}
 	c.recordClaimStatus(ctx, view)

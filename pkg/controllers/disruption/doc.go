@@ -47,7 +47,13 @@
 //	tenon_disruption_skips{reason}                         nodes the last pass left alone
 //	tenon_disruption_commands_total{method,action,result}  succeeded, invalidated, failed, abandoned
 //	tenon_disruption_realized_savings_dollars_per_hour_total{from,to}  by capacity-type transition
-//	tenon_disruption_pods_disrupted_total{method}
+//	tenon_nodes_price_dollars_per_hour{nodepool,capacity_type}  the managed nodes the pass saw
+//
+// and, under Karpenter's names (karpenter.go), karpenter_voluntary_disruption_decisions_total,
+// _eligible_nodes and _decision_evaluation_duration_seconds, karpenter_nodepools_allowed_disruptions,
+// karpenter_nodeclaims_disrupted_total and karpenter_pods_disruption_initiated_total for the
+// claims commands delete (with their pods), and karpenter_nodeclaims_created_total for their
+// replacements. docs/metrics.md describes them all.
 //
 // Explain answers, for one node, what a pass would do with it now; `tenon explain` prints it.
 package disruption

@@ -2,7 +2,7 @@ package disruption
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"github.com/tenon-sh/tenon/pkg/metrics"
 )
 
 // Results of a command, in CommandsTotal.
@@ -40,12 +40,8 @@ var (
 	SavingsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tenon_disruption_realized_savings_dollars_per_hour_total", Help: "Price per hour removed by succeeded disruption commands, net of what their replacements launched at, by capacity-type transition (from, to).",
 	}, []string{"from", "to"})
-	// EvictionsTotal counts the pods of the candidates of succeeded commands.
-	EvictionsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "tenon_disruption_pods_disrupted_total", Help: "Reschedulable pods on the nodes removed by succeeded disruption commands, by method.",
-	}, []string{"method"})
 )
 
 func init() {
-	crmetrics.Registry.MustRegister(PassDuration, Candidates, Skips, CommandsTotal, SavingsTotal, EvictionsTotal)
+	metrics.MustRegister(PassDuration, Candidates, Skips, CommandsTotal, SavingsTotal)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/index"
 	"github.com/tenon-sh/tenon/pkg/events"
+	"github.com/tenon-sh/tenon/pkg/metrics"
 )
 
 // forgetAfter is how long a message that no Receive returns any more is remembered (as
@@ -83,6 +84,7 @@ func (c *Controller) NeedLeaderElection() bool { return true }
 // ctx is done; it returns nil then, once the workers have finished what they were doing. A
 // failed receive is logged and counted, and the next poll runs on schedule.
 func (c *Controller) Start(ctx context.Context) error {
+	ctx = metrics.WithController(ctx, ControllerName)
 	work := make(chan cloudprovider.InterruptionMessage)
 	var wg sync.WaitGroup
 	for range c.opts.Workers {

@@ -14,6 +14,8 @@ import (
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/index"
+	"github.com/tenon-sh/tenon/pkg/metrics"
+	"github.com/tenon-sh/tenon/pkg/solver"
 )
 
 // handle acts on one message and returns what it did. An error means the message must be
@@ -118,11 +120,23 @@ func (c *Controller) drain(ctx context.Context, m cloudprovider.InterruptionMess
 	if hasDeadline {
 		deadline = &by
 	}
-	if err := c.deleteClaim(ctx, claim, deadline); err != nil {
+	deleted, err := c.deleteClaim(ctx, claim, deadline)
+	if err != nil {
 		// The mark goes with the failure, so that nothing is planned twice for a node that is
 		// not going; the redelivered message marks it again.
 		c.deps.Cluster.UnmarkForDeletion(marked...)
 		return fmt.Errorf("deleting NodeClaim %s: %w", claim.Name, err)
+	}
+	if deleted {
+		pods := 0
+		if node != nil {
+			for _, p := range c.deps.Cluster.PodsOn(node.Name) {
+				if solver.Reschedulable(p) {
+					pods++
+				}
+			}
+		}
+		metrics.Disrupted(claim, metrics.SnakeCase(kindLabel(m.Kind)), "", pods)
 	}
 	msg := fmt.Sprintf("%s of instance %s (NodeClaim %s, %s)", describe(m.Kind), m.ProviderID, claim.Name, nodeNoun(node))
 	if !m.Deadline.IsZero() {
@@ -181,7 +195,7 @@ func (c *Controller) taint(ctx context.Context, node *corev1.Node) error {
 // deleteClaim sets the claim's karpenter.sh/node-termination-time to deadline (when there is
 // one and the claim has no earlier time) and deletes the claim unless it is being deleted. A
 // claim that is gone, or replaced by another of the same name, is not an error.
-func (c *Controller) deleteClaim(ctx context.Context, claim *apisv1.NodeClaim, deadline *time.Time) error {
+func (c *Controller) deleteClaim(ctx context.Context, claim *apisv1.NodeClaim, deadline *time.Time) (deleted bool, _ error) {
 	cur := &apisv1.NodeClaim{}
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		if err := c.deps.Client.Get(ctx, client.ObjectKeyFromObject(claim), cur); err != nil {
@@ -198,13 +212,13 @@ func (c *Controller) deleteClaim(ctx context.Context, claim *apisv1.NodeClaim, d
 		return c.deps.Client.Patch(ctx, cur, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 	})
 	if err != nil || cur.UID != claim.UID || !cur.DeletionTimestamp.IsZero() {
-		return client.IgnoreNotFound(err)
+		return false, client.IgnoreNotFound(err)
 	}
 	err = c.deps.Client.Delete(ctx, cur, client.Preconditions{UID: &cur.UID})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil // gone, or replaced by a claim of the same name
+		return false, nil // gone, or replaced by a claim of the same name
 	}
-	return err
+	return err == nil, err
 }
 
 // earlier reports whether t is before the time an annotation value holds (an absent or

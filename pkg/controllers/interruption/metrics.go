@@ -2,7 +2,7 @@ package interruption
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"github.com/tenon-sh/tenon/pkg/metrics"
 
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 )
@@ -40,7 +40,7 @@ var (
 	})
 )
 
-func init() { crmetrics.Registry.MustRegister(Received, Actions, Latency, Failures, ReceiveErrors) }
+func init() { metrics.MustRegister(Received, Actions, Latency, Failures, ReceiveErrors) }
 
 // kindLabel is a message's kind as a label value: one of the known kinds, else "unknown", so
 // that a provider sending odd kinds cannot grow the label set without bound.

@@ -20,6 +20,7 @@ import (
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/solverinput"
+	"github.com/tenon-sh/tenon/pkg/metrics"
 	"github.com/tenon-sh/tenon/pkg/snapshot"
 	"github.com/tenon-sh/tenon/pkg/solver"
 	"github.com/tenon-sh/tenon/pkg/state"
@@ -46,6 +47,9 @@ type Options struct {
 	// MinValuesPolicy is Strict ("" too) or BestEffort: whether a NodePool requirement's
 	// minValues is kept or lowered to what is left (Karpenter's --min-values-policy).
 	MinValuesPolicy solver.MinValuesPolicy
+	// PreferencePolicy is Respect ("" too) or Ignore: whether pods' preferences shape the plan
+	// (Karpenter's --preference-policy).
+	PreferencePolicy solver.PreferencePolicy
 	// Bound computes the plan's proven lower bound for every batch (reported in metrics and
 	// logs); it costs time on large batches.
 	Bound bool
@@ -150,6 +154,7 @@ const ControllerName = "provisioning"
 // A batch that panics is skipped (see package recovery): a ControllerPanic event goes to every
 // NodePool, and another batch is triggered BatchMax later for the pods it left pending.
 func (p *Provisioner) Start(ctx context.Context) error {
+	ctx = metrics.WithController(ctx, controllerLabel) // Karpenter's name for this loop
 	p.Trigger()
 	for p.batcher.Wait(ctx) {
 		err := recovery.Guard(p.log, ControllerName, func() error {
@@ -214,14 +219,19 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 	}
 	snap := view.Snapshot
 	snap.Pods = pods
-	plan, err := solver.Solve(snap, solver.Options{SkipBound: !p.opts.Bound, MinValuesPolicy: p.opts.MinValuesPolicy})
+	plan, err := solver.Solve(snap, solver.Options{SkipBound: !p.opts.Bound, MinValuesPolicy: p.opts.MinValuesPolicy, PreferencePolicy: p.opts.PreferencePolicy})
 	if err != nil {
 		return res, fmt.Errorf("solving %d pods: %w", len(pods), err)
 	}
 	res.Plan = plan
 	res.Solved = p.clock.Since(start)
-	solveDuration.Observe(res.Solved.Seconds())
+	schedulingDuration.WithLabelValues(controllerLabel).Observe(res.Solved.Seconds())
+	legacySchedulingDuration.WithLabelValues(controllerLabel).Observe(res.Solved.Seconds())
 	batchPods.Observe(float64(len(pods)))
+	if plan.LowerBound > 0 {
+		plannedPrice.Add(plan.Price)
+		lowerBound.Add(plan.LowerBound)
+	}
 
 	res.Claims, err = p.createClaims(ctx, plan, pools)
 	res.Created = p.clock.Since(start) - res.Solved
@@ -238,7 +248,7 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 		p.recorder.Eventf(u.Pod, corev1.EventTypeWarning, EventFailedScheduling, "tenon cannot place the pod: %s", u.Message())
 	}
 	res.Unschedulable = len(plan.Unschedulable)
-	unschedulablePods.Set(float64(res.Unschedulable))
+	unschedulablePods.WithLabelValues(controllerLabel).Set(float64(res.Unschedulable))
 	if p.opts.OnBatch != nil {
 		p.opts.OnBatch(res, start, p.clock.Now())
 	}
@@ -297,7 +307,7 @@ func (p *Provisioner) createClaim(ctx context.Context, c *solver.Claim, pools ma
 	}
 	p.cluster.UpdateNodeClaim(nc)
 	p.cluster.Nominate(nc.Name)
-	nodeClaimsCreated.WithLabelValues(c.NodePool).Inc()
+	claimCreated(nc)
 	for _, pod := range c.Pods {
 		p.recorder.Eventf(pod, corev1.EventTypeNormal, EventNominated, "Pod should schedule on: nodeclaim/%s", nc.Name)
 	}

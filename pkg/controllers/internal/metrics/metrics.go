@@ -2,9 +2,9 @@ package metrics
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/metrics"
 )
 
 // Reasons of LaunchFailures.
@@ -12,20 +12,6 @@ const (
 	ReasonInsufficientCapacity = "insufficient_capacity"
 	ReasonNodeClassNotReady    = "nodeclass_not_ready"
 	ReasonError                = "error"
-)
-
-// Reasons of Deleted: why a controller deleted a NodeClaim.
-const (
-	// DeletedInsufficientCapacity: its launch found no capacity.
-	DeletedInsufficientCapacity = "insufficient_capacity"
-	// DeletedLaunchTimeout: it was not launched in time.
-	DeletedLaunchTimeout = "launch_timeout"
-	// DeletedRegistrationTimeout: its node did not register in time.
-	DeletedRegistrationTimeout = "registration_timeout"
-	// DeletedInstanceGone: the cloud provider no longer has its instance.
-	DeletedInstanceGone = "instance_gone"
-	// DeletedNodeDeleted: its Node was deleted.
-	DeletedNodeDeleted = "node_deleted"
 )
 
 // Results of Evictions.
@@ -47,17 +33,8 @@ var (
 	LaunchFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tenon_nodeclaims_launch_failures_total", Help: "Failed launch attempts, by nodepool and reason (insufficient_capacity, nodeclass_not_ready, error).",
 	}, []string{"nodepool", "reason"})
-	Registered = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "tenon_nodeclaims_registered_total", Help: "NodeClaims whose Node registered, by nodepool.",
-	}, []string{"nodepool"})
 	Initialized = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tenon_nodeclaims_initialized_total", Help: "NodeClaims whose Node became initialized, by nodepool.",
-	}, []string{"nodepool"})
-	Deleted = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "tenon_nodeclaims_deleted_total", Help: "NodeClaims tenon's NodeClaim controllers deleted, by nodepool and reason.",
-	}, []string{"nodepool", "reason"})
-	Terminated = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "tenon_nodeclaims_terminated_total", Help: "NodeClaims whose termination finished (instance and Node gone), by nodepool.",
 	}, []string{"nodepool"})
 	LaunchDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "tenon_nodeclaims_launch_duration_seconds", Help: "Time from a NodeClaim's creation to its launch, by nodepool.", Buckets: durationBuckets,
@@ -68,8 +45,9 @@ var (
 	InitializationDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "tenon_nodeclaims_initialization_duration_seconds", Help: "Time from a NodeClaim's creation to its initialization, by nodepool.", Buckets: durationBuckets,
 	}, []string{"nodepool"})
+	// TerminationDuration has Karpenter's name and buckets (1 s to about 34 minutes).
 	TerminationDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "tenon_nodeclaims_termination_duration_seconds", Help: "Time from a NodeClaim's deletion to the end of its termination, by nodepool.", Buckets: durationBuckets,
+		Name: "karpenter_nodeclaims_termination_duration_seconds", Help: "Time from a NodeClaim's deletion to the end of its termination, by nodepool.", Buckets: prometheus.ExponentialBuckets(1, 2, 12),
 	}, []string{"nodepool"})
 	Evictions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tenon_termination_pod_evictions_total", Help: "Eviction requests for pods on terminating nodes, by result (evicted, blocked, error).",
@@ -83,7 +61,7 @@ var (
 )
 
 func init() {
-	crmetrics.Registry.MustRegister(Launched, LaunchFailures, Registered, Initialized, Deleted, Terminated,
+	metrics.MustRegister(Launched, LaunchFailures, Initialized,
 		LaunchDuration, RegistrationDuration, InitializationDuration, TerminationDuration,
 		Evictions, PodDeletions, InstancesGarbageCollected)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/index"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/metrics"
+	tmetrics "github.com/tenon-sh/tenon/pkg/metrics"
 )
 
 // ControllerName names the collector (in logs, and as the source of its events).
@@ -123,6 +124,7 @@ func (c *Collector) NeedLeaderElection() bool { return true }
 // Start runs a pass every Interval until ctx is done, then returns nil. A failed pass is
 // logged and the next one runs on schedule.
 func (c *Collector) Start(ctx context.Context) error {
+	ctx = tmetrics.WithController(ctx, ControllerName)
 	logger := log.FromContext(ctx).WithName(ControllerName)
 	ctx = log.IntoContext(ctx, logger)
 	for {
@@ -232,7 +234,7 @@ func (c *Collector) deleteClaimIfGone(ctx context.Context, claim *apisv1.NodeCla
 	if err := client.IgnoreNotFound(c.deps.Client.Delete(ctx, claim, client.Preconditions{UID: &claim.UID})); err != nil {
 		return fmt.Errorf("deleting NodeClaim %s: %w", claim.Name, err)
 	}
-	metrics.Deleted.WithLabelValues(metrics.NodePool(claim), metrics.DeletedInstanceGone).Inc()
+	tmetrics.Disrupted(claim, tmetrics.ReasonGarbageCollected, "", 0)
 	c.deps.Recorder.Eventf(claim, corev1.EventTypeWarning, ReasonInstanceGone, "instance %s no longer exists; deleting the NodeClaim", claim.Status.ProviderID)
 	log.FromContext(ctx).Info("deleted a NodeClaim whose instance is gone", "nodeclaim", claim.Name, "providerID", claim.Status.ProviderID)
 	return nil

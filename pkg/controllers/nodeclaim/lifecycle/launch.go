@@ -14,6 +14,7 @@ import (
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/metrics"
+	tmetrics "github.com/tenon-sh/tenon/pkg/metrics"
 )
 
 // Event reasons and condition reasons of launching.
@@ -50,7 +51,7 @@ func (c *Controller) launch(ctx context.Context, claim *apisv1.NodeClaim, s *ste
 			"%s; marking %s unavailable for %v and deleting the NodeClaim", truncate(err.Error()), offeringNoun(len(ice.Offerings)), c.opts.UnavailableOfferingsTTL)
 		if s.err = c.deleteClaim(ctx, claim); s.err == nil {
 			s.deleted = true
-			metrics.Deleted.WithLabelValues(pool, metrics.DeletedInsufficientCapacity).Inc()
+			tmetrics.Disrupted(claim, tmetrics.ReasonInsufficientCapacity, "", 0)
 		}
 		return
 	case errors.As(err, &notReady):

@@ -6,7 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
-	"github.com/tenon-sh/tenon/pkg/controllers/internal/metrics"
+	tmetrics "github.com/tenon-sh/tenon/pkg/metrics"
 )
 
 // Event reasons of liveness.
@@ -18,12 +18,12 @@ const (
 // liveness deletes a claim that has not launched, or not registered, in time, and otherwise
 // asks to look again when its deadline comes.
 func (c *Controller) liveness(ctx context.Context, claim *apisv1.NodeClaim, s *step) {
-	timeout, reason, metricReason, what := c.opts.LaunchTimeout, ReasonLaunchTimeout, metrics.DeletedLaunchTimeout, "launched"
+	timeout, reason, metricReason, what := c.opts.LaunchTimeout, ReasonLaunchTimeout, tmetrics.ReasonLaunchTimeout, "launched"
 	switch {
 	case !claim.IsTrue(apisv1.ConditionTypeLaunched):
 	case !claim.IsTrue(apisv1.ConditionTypeRegistered):
 		timeout = c.opts.RegistrationTimeout
-		reason, metricReason, what = ReasonRegistrationTimeout, metrics.DeletedRegistrationTimeout, "registered"
+		reason, metricReason, what = ReasonRegistrationTimeout, tmetrics.ReasonRegistrationTimeout, "registered"
 	default:
 		return
 	}
@@ -39,5 +39,5 @@ func (c *Controller) liveness(ctx context.Context, claim *apisv1.NodeClaim, s *s
 		return
 	}
 	s.deleted = true
-	metrics.Deleted.WithLabelValues(metrics.NodePool(claim), metricReason).Inc()
+	tmetrics.Disrupted(claim, metricReason, "", 0)
 }

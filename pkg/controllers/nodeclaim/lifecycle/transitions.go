@@ -5,6 +5,7 @@ import (
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/metrics"
+	tmetrics "github.com/tenon-sh/tenon/pkg/metrics"
 )
 
 // recordTransitions counts, times and announces the conditions that became True between orig
@@ -20,7 +21,7 @@ func (c *Controller) recordTransitions(orig, claim *apisv1.NodeClaim) {
 			claim.Labels[apisv1.CapacityTypeLabelKey], claim.Labels[apisv1.LabelInstanceType], claim.Labels[apisv1.LabelZone])
 	}
 	if became(apisv1.ConditionTypeRegistered) {
-		metrics.Registered.WithLabelValues(pool).Inc()
+		tmetrics.NodesCreated.WithLabelValues(pool, claim.Labels[apisv1.LabelZone]).Inc()
 		metrics.RegistrationDuration.WithLabelValues(pool).Observe(age)
 		c.deps.Recorder.Eventf(claim, corev1.EventTypeNormal, ReasonRegistered, "Node %s registered", claim.Status.NodeName)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/index"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/kube"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/metrics"
+	tmetrics "github.com/tenon-sh/tenon/pkg/metrics"
 )
 
 // Condition and event reasons of termination.
@@ -80,6 +81,7 @@ func (c *Controller) terminate(ctx context.Context, claim *apisv1.NodeClaim) (re
 		if err := kube.RemoveFinalizer(ctx, c.deps.Client, node, apisv1.TerminationFinalizer); err != nil {
 			return 0, false, err
 		}
+		nodeTerminated(node)
 	}
 	return 0, true, nil
 }
@@ -90,7 +92,7 @@ func (c *Controller) finish(ctx context.Context, claim *apisv1.NodeClaim) error 
 		return err
 	}
 	pool := metrics.NodePool(claim)
-	metrics.Terminated.WithLabelValues(pool).Inc()
+	tmetrics.NodeClaimsTerminated.WithLabelValues(pool, claim.Labels[apisv1.CapacityTypeLabelKey], claim.Labels[apisv1.LabelZone]).Inc()
 	metrics.TerminationDuration.WithLabelValues(pool).Observe(c.deps.Clock.Since(claim.DeletionTimestamp.Time).Seconds())
 	c.deps.Recorder.Eventf(claim, corev1.EventTypeNormal, ReasonTerminated, "instance %s terminated", claim.Status.ProviderID)
 	c.evictions.GC()
@@ -166,7 +168,11 @@ func (c *Controller) nodeDeleted(ctx context.Context, node *corev1.Node) (time.D
 				return 0, fmt.Errorf("deleting instance %s of Node %s: %w", node.Spec.ProviderID, node.Name, err)
 			}
 		}
-		return 0, kube.RemoveFinalizer(ctx, c.deps.Client, node, apisv1.TerminationFinalizer)
+		if err := kube.RemoveFinalizer(ctx, c.deps.Client, node, apisv1.TerminationFinalizer); err != nil {
+			return 0, err
+		}
+		nodeTerminated(node)
+		return 0, nil
 	}
 	for i := range claims {
 		claim := &claims[i]
@@ -176,8 +182,13 @@ func (c *Controller) nodeDeleted(ctx context.Context, node *corev1.Node) (time.D
 		if err := client.IgnoreNotFound(c.deps.Client.Delete(ctx, claim, client.Preconditions{UID: &claim.UID})); err != nil {
 			return 0, err
 		}
-		metrics.Deleted.WithLabelValues(metrics.NodePool(claim), metrics.DeletedNodeDeleted).Inc()
+		tmetrics.Disrupted(claim, tmetrics.ReasonNodeDeleted, "", 0)
 		c.deps.Recorder.Eventf(claim, corev1.EventTypeNormal, ReasonNodeDeleted, "Node %s is being deleted; deleting its NodeClaim", node.Name)
 	}
 	return 0, nil
+}
+
+// nodeTerminated counts a Node whose termination finalizer tenon removed.
+func nodeTerminated(node *corev1.Node) {
+	tmetrics.NodesTerminated.WithLabelValues(node.Labels[apisv1.NodePoolLabelKey], node.Labels[apisv1.LabelZone]).Inc()
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/index"
 	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/termination"
+	"github.com/tenon-sh/tenon/pkg/metrics"
 	"github.com/tenon-sh/tenon/pkg/snapshot"
 	"github.com/tenon-sh/tenon/pkg/solver"
 )
@@ -246,7 +247,9 @@ func (c *Controller) scaleUp(ctx context.Context, np *apisv1.NodePool, n, total 
 		nc := snapshot.NodeClaim(claim, np)
 		if err := c.deps.Client.Create(ctx, nc); err != nil {
 			errs = append(errs, fmt.Errorf("creating a nodeclaim of static nodepool %s: %w", np.Name, err))
+			continue
 		}
+		metrics.NodeClaimsCreated.WithLabelValues(metrics.ReasonProvisioned, np.Name, "false").Inc()
 	}
 	return errors.Join(errs...)
 }
