@@ -306,7 +306,9 @@ func (h *rbacHarness) createVolumes(t *testing.T) {
 			},
 		},
 		claim("of-class", func(c *corev1.PersistentVolumeClaim) { c.Spec.StorageClassName = new("nowhere") }),
-		claim("of-volume", func(c *corev1.PersistentVolumeClaim) { c.Spec.StorageClassName, c.Spec.VolumeName = &noClass, "nowhere" }),
+		claim("of-volume", func(c *corev1.PersistentVolumeClaim) {
+			c.Spec.StorageClassName, c.Spec.VolumeName = &noClass, "nowhere"
+		}),
 		podWith("wants-class", "of-class"),
 		podWith("wants-volume", "of-volume"),
 	} {

@@ -418,7 +418,9 @@ func (r *recorder) denied() []apiRequest {
 
 // allowed are the requests the authorizer let through (whatever became of them after).
 func (r *recorder) allowed() []apiRequest {
-	return r.filter(func(a apiRequest) bool { return a.code != http.StatusForbidden && a.code != http.StatusUnauthorized && a.code != 0 })
+	return r.filter(func(a apiRequest) bool {
+		return a.code != http.StatusForbidden && a.code != http.StatusUnauthorized && a.code != 0
+	})
 }
 
 // --- the rules ---
