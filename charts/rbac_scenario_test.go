@@ -387,7 +387,9 @@ func items(l client.ObjectList) []client.Object {
 	return out
 }
 
-// simNodeClass boots instances quickly.
+// simNodeClass boots instances quickly. The device plugin's delay stays at 3s, as in test/e2e:
+// the simulated kubelet reads the Node through the manager's cache when it adds device
+// resources, and skips the step for good when the cache has not seen the Node yet.
 func simNodeClass() *simv1alpha1.SimNodeClass {
 	return &simv1alpha1.SimNodeClass{
 		ObjectMeta: metav1.ObjectMeta{Name: "default"},
@@ -395,7 +397,7 @@ func simNodeClass() *simv1alpha1.SimNodeClass {
 			Zones:             []string{"us-east-1a", "us-east-1b"},
 			BootDelay:         &metav1.Duration{Duration: 200 * time.Millisecond},
 			RegistrationDelay: &metav1.Duration{Duration: 200 * time.Millisecond},
-			DevicePluginDelay: &metav1.Duration{Duration: time.Second},
+			DevicePluginDelay: &metav1.Duration{Duration: 3 * time.Second},
 		},
 	}
 }
