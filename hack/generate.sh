@@ -30,7 +30,8 @@ for dir in $(go list -f '{{.Dir}}' ./pkg/apis/...); do
   controller_gen object paths="./$rel" output:object:dir="$out/$rel"
 done
 
-# CRDs: one run over all API packages; every group's CRDs land in pkg/apis/crds.
+# CRDs: one run over all API packages; every group's CRDs land in pkg/apis/crds. The Helm charts
+# link to these files (charts/tenon-crd/templates, charts/tenon/crds): a new CRD needs a link there.
 mkdir -p "$out/pkg/apis/crds"
 controller_gen crd paths=./pkg/apis/... output:crd:dir="$out/pkg/apis/crds"
 # Add the validation markers cannot express (core/v1 Taint fields); see hack/crdpatch.
