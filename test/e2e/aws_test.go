@@ -6,13 +6,12 @@ import (
 	"testing"
 	"time"
 
-	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	k8sclock "k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
@@ -58,9 +57,11 @@ func startAWS(t *testing.T) *awsEnv {
 	return &awsEnv{env: e, server: server, ec2: ec2.NewFromConfig(sdk)}
 }
 
-// readyNodeClass creates an EC2NodeClass and writes the status the NodeClass controller would
-// resolve it to: the endpoint's subnets and security groups, its AL2023 images.
-func (e *awsEnv) readyNodeClass(name string) {
+// readyNodeClass creates an EC2NodeClass selecting the endpoint's discovery-tagged subnets and
+// security groups and its AL2023 images, and waits until tenon's EC2NodeClass status
+// controller has resolved it (Ready): subnets, security groups, AMIs through the SSM
+// parameters, and an instance profile created for the role.
+func (e *awsEnv) readyNodeClass(name string) *awsv1.EC2NodeClass {
 	e.t.Helper()
 	nc := &awsv1.EC2NodeClass{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -72,36 +73,19 @@ func (e *awsEnv) readyNodeClass(name string) {
 		},
 	}
 	e.create(nc)
-	subnets, err := e.ec2.DescribeSubnets(e.ctx, &ec2.DescribeSubnetsInput{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	for _, sn := range subnets.Subnets {
-		nc.Status.Subnets = append(nc.Status.Subnets, awsv1.Subnet{ID: awssdk.ToString(sn.SubnetId), Zone: awssdk.ToString(sn.AvailabilityZone), ZoneID: awssdk.ToString(sn.AvailabilityZoneId)})
-	}
-	sgs, err := e.ec2.DescribeSecurityGroups(e.ctx, &ec2.DescribeSecurityGroupsInput{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	for _, sg := range sgs.SecurityGroups {
-		nc.Status.SecurityGroups = append(nc.Status.SecurityGroups, awsv1.SecurityGroup{ID: awssdk.ToString(sg.GroupId), Name: awssdk.ToString(sg.GroupName)})
-	}
-	for _, arch := range []struct{ ec2, k8s string }{{"x86_64", "amd64"}, {"arm64", "arm64"}} {
-		imgs, err := e.ec2.DescribeImages(e.ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"}, Filters: []ec2types.Filter{
-			{Name: awssdk.String("name"), Values: []string{"amazon-eks-node-al2023-" + arch.ec2 + "-standard-1.37-*"}},
-		}})
-		if err != nil || len(imgs.Images) == 0 {
-			e.t.Fatalf("images for %s: %v", arch.ec2, err)
+	err := wait.PollUntilContextTimeout(e.ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := e.kube.Get(ctx, client.ObjectKeyFromObject(nc), nc); err != nil {
+			return false, nil
 		}
-		nc.Status.AMIs = append(nc.Status.AMIs, awsv1.AMI{ID: awssdk.ToString(imgs.Images[len(imgs.Images)-1].ImageId), Requirements: []corev1.NodeSelectorRequirement{
-			{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{arch.k8s}},
-		}})
+		return meta.IsStatusConditionTrue(nc.Status.Conditions, awsv1.ConditionTypeReady), nil
+	})
+	if err != nil {
+		e.t.Fatalf("EC2NodeClass %s not Ready: %v; conditions %+v", name, err, nc.Status.Conditions)
 	}
-	nc.Status.InstanceProfile = "tenon-nodes"
-	meta.SetStatusCondition(&nc.Status.Conditions, metav1.Condition{Type: awsv1.ConditionTypeReady, Status: metav1.ConditionTrue, Reason: "Ready"})
-	if err := e.kube.Status().Update(e.ctx, nc); err != nil {
-		e.t.Fatal(err)
+	if len(nc.Status.Subnets) == 0 || len(nc.Status.SecurityGroups) == 0 || len(nc.Status.AMIs) == 0 || nc.Status.InstanceProfile == "" {
+		e.t.Fatalf("EC2NodeClass %s is Ready with an incomplete status: %+v", name, nc.Status)
 	}
+	return nc
 }
 
 // A pending Deployment on an EC2NodeClass NodePool becomes NodeClaims that the AWS provider
