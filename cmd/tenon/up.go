@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/tenon-sh/tenon/internal/up"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/registry"
 )
 
 func newUp() *cobra.Command {
@@ -24,8 +25,9 @@ func newUp() *cobra.Command {
 		Short: "Run tenon on this machine: a local control plane, the simulated cloud and a demo workload",
 		Long: `up starts a real etcd, kube-apiserver, kube-scheduler, kube-controller-manager and kwok on
 loopback (building them from the Go module proxy on the first run), installs tenon's CRDs, runs
-tenon's controllers with the simulated cloud, applies the example NodePools and a demo workload
-(examples/), and shows pods becoming nodes as it happens. It keeps running, with the kubeconfig
+tenon's controllers with the simulated cloud (or, with --cloud-provider aws, tenon's AWS provider
+against the project's EC2-compatible endpoint on loopback), applies the example NodePools and a
+demo workload (examples/), and shows pods becoming nodes as it happens. It keeps running, with the kubeconfig
 printed so that kubectl get nodepools,nodeclaims,nodes works, until Ctrl-C or --exit-after.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -57,6 +59,7 @@ printed so that kubectl get nodepools,nodeclaims,nodes works, until Ctrl-C or --
 	cmd.Flags().BoolVar(&opts.NoNodePools, "no-nodepools", false, "do not apply the example NodePools and SimNodeClass")
 	cmd.Flags().DurationVar(&opts.ExitAfter, "exit-after", 0, "stop everything after this long (for scripts); 0 runs until Ctrl-C")
 	cmd.Flags().StringVar(&logFile, "log-file", "", "where the controller's logs go (default: a file in the temp directory)")
+	cmd.Flags().StringVar(&opts.Operator.CloudProvider, "cloud-provider", registry.Default, "simulated (the simulated cloud) or aws (tenon's AWS provider against the project's EC2-compatible endpoint on loopback, with the NodePools of examples/aws)")
 	cmd.Flags().DurationVar(&opts.Operator.Provisioning.BatchIdle, "batch-idle-duration", 0, "provisioning batch idle window (default 1s)")
 	return cmd
 }

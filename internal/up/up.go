@@ -15,11 +15,15 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-sh/tenon/examples"
 	"github.com/tenon-sh/tenon/internal/controlplane"
 	"github.com/tenon-sh/tenon/pkg/apis/crds"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/awsapi"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/cloud"
 	"github.com/tenon-sh/tenon/pkg/operator"
 )
 
@@ -35,8 +39,12 @@ type Options struct {
 	Interactive bool
 	// Log receives the controller's logs.
 	Log logr.Logger
-	// Operator options (leader election is always off here).
+	// Operator options (leader election is always off here). Operator.CloudProvider "aws" runs
+	// the AWS provider against the project's EC2-compatible endpoint on loopback, with the
+	// NodePools of examples/aws.
 	Operator operator.Options
+
+	nodePools string // the example NodePools applied (set by Run)
 }
 
 // Summary is what a run ended with.
@@ -77,6 +85,38 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	fmt.Fprintf(out, "Control plane ready in %s at %s\n", time.Since(start).Round(100*time.Millisecond), cp.APIServerURL())
 	fmt.Fprintf(out, "Kubeconfig: %s (kubectl is in %s)\n", cp.KubeconfigPath(), binDir)
 
+	cloudName := "the simulated cloud"
+	nodePools := "nodepools.yaml"
+	var endpoint *awsapi.Server
+	if opts.Operator.CloudProvider == aws.ProviderName {
+		// The AWS provider, unchanged, against the project's EC2-compatible endpoint on
+		// loopback; its kubelet registers a Node for each instance the endpoint runs.
+		server, url, err := awsapi.Start(ctx, "127.0.0.1:0", awsapi.Options{
+			Clock: clock.RealClock{}, Delays: cloud.Delays{Boot: 2 * time.Second, Registration: time.Second, DevicePlugin: 3 * time.Second},
+		})
+		if err != nil {
+			return nil, err
+		}
+		setDefaultEnv("AWS_ACCESS_KEY_ID", "tenon-up")
+		setDefaultEnv("AWS_SECRET_ACCESS_KEY", "tenon-up")
+		a := &opts.Operator.AWS
+		a.EndpointURL, a.Region = url, server.Region()
+		if a.ClusterName == "" {
+			a.ClusterName = "tenon"
+		}
+		kube, err := client.New(cp.RESTConfig(), client.Options{Scheme: operator.Scheme})
+		if err != nil {
+			return nil, err
+		}
+		kubelet := &awsapi.Kubelet{Server: server, Client: kube}
+		go func() { _ = kubelet.Start(ctx) }()
+		cloudName = "the AWS provider, against the EC2-compatible endpoint at " + url
+		nodePools = "aws/nodepools.yaml"
+		endpoint = server
+	}
+	fmt.Fprintf(out, "Cloud: %s\n", cloudName)
+	opts.nodePools = nodePools
+
 	opts.Operator.LeaderElection = false
 	if opts.Operator.MetricsAddr == "" {
 		opts.Operator.MetricsAddr = "0"
@@ -106,7 +146,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		}
 		return cp.Stop()
 	}
-	v := &view{kube: kube, out: out, interactive: opts.Interactive, kubeconfig: cp.KubeconfigPath(), binDir: binDir}
+	v := &view{kube: kube, out: out, interactive: opts.Interactive, kubeconfig: cp.KubeconfigPath(), binDir: binDir, cloud: cloudName, endpoint: endpoint}
 	if err := applyAll(ctx, kube, opts); err != nil {
 		if ctx.Err() == nil {
 			return nil, err
@@ -152,6 +192,14 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	return sum, nil
 }
 
+// setDefaultEnv sets an environment variable unless it is set: the SDK's default chain then
+// finds credentials for the local endpoint, which accepts any.
+func setDefaultEnv(name, value string) {
+	if _, ok := os.LookupEnv(name); !ok {
+		_ = os.Setenv(name, value)
+	}
+}
+
 // operatorStopWait bounds the wait for the controller to stop before the control plane is.
 const operatorStopWait = 10 * time.Second
 
@@ -172,7 +220,7 @@ func controllerEnded(ctxErr, err error) error {
 func applyAll(ctx context.Context, kube client.Client, opts Options) error {
 	var docs []doc
 	if !opts.NoNodePools {
-		d, err := readFS(examples.Files, "nodepools.yaml")
+		d, err := readFS(examples.Files, opts.nodePools)
 		if err != nil {
 			return err
 		}

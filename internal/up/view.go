@@ -15,6 +15,8 @@ import (
 
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws/instance"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/awsapi"
 )
 
 // view renders the cluster's progress: pods, NodeClaims with their shape and price, nodes.
@@ -25,7 +27,11 @@ type view struct {
 	start       time.Time
 	kubeconfig  string
 	binDir      string
-	lastLine    string
+	cloud       string // what launches the nodes, for the header
+	// endpoint, when set, is the EC2-compatible endpoint the AWS provider launches through:
+	// the instances' prices are read there rather than from SimInstances.
+	endpoint *awsapi.Server
+	lastLine string
 }
 
 type claimRow struct {
@@ -46,15 +52,9 @@ func (v *view) refresh(ctx context.Context) (*Summary, error) {
 	if err := v.kube.List(ctx, &nodes); err != nil {
 		return nil, err
 	}
-	var insts simv1alpha1.SimInstanceList
-	if err := v.kube.List(ctx, &insts); err != nil {
+	price, err := v.prices(ctx)
+	if err != nil {
 		return nil, err
-	}
-	price := map[string]float64{}
-	for _, in := range insts.Items {
-		if p, err := strconv.ParseFloat(in.Spec.Price, 64); err == nil {
-			price[in.Spec.NodeClaim] = p
-		}
 	}
 	s := &Summary{Kubeconfig: v.kubeconfig, Nodes: len(nodes.Items), NodeClaims: len(claims.Items)}
 	for i := range pods.Items {
@@ -118,7 +118,7 @@ func (v *view) render(s *Summary, rows []claimRow) {
 	}
 	var b strings.Builder
 	b.WriteString("\x1b[H\x1b[2J")
-	fmt.Fprintf(&b, "tenon up: a local control plane with the simulated cloud (Ctrl-C to stop)\n")
+	fmt.Fprintf(&b, "tenon up: a local control plane with %s (Ctrl-C to stop)\n", v.cloud)
 	fmt.Fprintf(&b, "  export KUBECONFIG=%s PATH=%s:$PATH\n\n", v.kubeconfig, v.binDir)
 	fmt.Fprintf(&b, "%s\n\n", line)
 	fmt.Fprintf(&b, "  %-28s %-8s %-14s %-11s %-10s %9s  %s\n", "NODECLAIM", "POOL", "TYPE", "ZONE", "CAPACITY", "$/H", "STATE")
@@ -147,4 +147,27 @@ func (v *view) final(s *Summary, stopErr error) {
 		return
 	}
 	fmt.Fprintln(v.out, "The control plane stopped and its directory was removed.")
+}
+
+// prices returns what each NodeClaim's instance costs per hour, by claim name.
+func (v *view) prices(ctx context.Context) (map[string]float64, error) {
+	price := map[string]float64{}
+	if v.endpoint != nil {
+		for _, in := range v.endpoint.Instances() {
+			if name := in.Tags[instance.TagNodeClaim]; name != "" && in.State != "terminated" {
+				price[name] = in.Price
+			}
+		}
+		return price, nil
+	}
+	var insts simv1alpha1.SimInstanceList
+	if err := v.kube.List(ctx, &insts); err != nil {
+		return nil, err
+	}
+	for _, in := range insts.Items {
+		if p, err := strconv.ParseFloat(in.Spec.Price, 64); err == nil {
+			price[in.Spec.NodeClaim] = p
+		}
+	}
+	return price, nil
 }

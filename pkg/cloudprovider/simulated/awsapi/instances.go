@@ -38,13 +38,15 @@ type InstanceInfo struct {
 	Zone          string
 	CapacityType  string
 	ReservationID string
-	ImageID       string
-	SubnetID      string
-	PrivateIP     string
-	PrivateDNS    string
-	Tags          map[string]string
-	State         string // EC2's state name
-	Launched      time.Time
+	// Price is what the instance costs per hour at the offering it launched at (USD).
+	Price      float64
+	ImageID    string
+	SubnetID   string
+	PrivateIP  string
+	PrivateDNS string
+	Tags       map[string]string
+	State      string // EC2's state name
+	Launched   time.Time
 	// RegisteredAt and DevicesAt are when its Node registers and its device resources
 	// appear (zero when the type has none).
 	RegisteredAt time.Time
@@ -110,7 +112,7 @@ func (s *Server) info(ei cloud.Instance, inst *instance) InstanceInfo {
 	}
 	return InstanceInfo{
 		ID: ei.ID, ProviderID: ProviderID(ei.Offering.Zone, ei.ID), Type: ei.Type, Labels: ei.Labels(),
-		Zone: ei.Offering.Zone, CapacityType: ei.Offering.CapacityType, ReservationID: ei.Offering.ReservationID,
+		Zone: ei.Offering.Zone, CapacityType: ei.Offering.CapacityType, ReservationID: ei.Offering.ReservationID, Price: ei.Offering.Price,
 		ImageID: inst.imageID, SubnetID: inst.subnetID, PrivateIP: inst.privateIP, PrivateDNS: s.privateDNS(inst.privateIP),
 		Tags: tags, State: stateName(ei.State), Launched: ei.Launched, RegisteredAt: ei.RegisteredAt, DevicesAt: ei.DevicesAt,
 	}
