@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-sh/tenon/internal/controlplane"
@@ -98,13 +99,16 @@ var shapes = []shape{
 	{name: pdbName, cpu: "250m", mem: "512Mi", share: 0.3, pool: poolGeneral},
 }
 
-// replicas splits pods between the shapes, each getting at least one.
+// replicas splits pods between the shapes, each getting at least one, and the PDB's at least
+// four: below that, minAvailable 75% allows no disruption at all, and a node holding one of its
+// pods could never be drained (as in Karpenter, without a terminationGracePeriod).
 func replicas(pods int, frac float64) map[string]int32 {
 	out := map[string]int32{}
 	for _, s := range shapes {
 		n := int32(float64(pods)*s.share*frac + 0.5)
 		out[s.name] = max(n, 1)
 	}
+	out[pdbName] = max(out[pdbName], 4)
 	return out
 }
 
@@ -187,12 +191,15 @@ func (c *cluster) install(nc *simv1alpha1.SimNodeClass, pods int) {
 func (c *cluster) scale(want map[string]int32) {
 	c.t.Helper()
 	for name, n := range want {
-		var d appsv1.Deployment
-		if err := c.kube.Get(c.ctx, client.ObjectKey{Namespace: "default", Name: name}, &d); err != nil {
-			c.t.Fatal(err)
-		}
-		d.Spec.Replicas = &n
-		if err := c.kube.Update(c.ctx, &d); err != nil {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			var d appsv1.Deployment
+			if err := c.kube.Get(c.ctx, client.ObjectKey{Namespace: "default", Name: name}, &d); err != nil {
+				return err
+			}
+			d.Spec.Replicas = &n
+			return c.kube.Update(c.ctx, &d)
+		})
+		if err != nil {
 			c.t.Fatalf("scaling %s: %v", name, err)
 		}
 	}

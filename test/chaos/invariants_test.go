@@ -36,14 +36,15 @@ type watcher struct {
 	violations []string
 	peakNodes  int
 	instances  map[string]map[string]bool // NodeClaim name -> instance IDs
-	armed      map[string]bool            // PDBs that have been met once
+	armed      map[string]bool            // PDBs met since their workload last grew
+	expected   map[string]int32           // each PDB's expectedPods at the last sample
 }
 
 func (c *cluster) watch() *watcher {
 	ctx, cancel := context.WithCancel(c.ctx)
 	w := &watcher{c: c, stop: cancel, done: make(chan struct{}),
 		budget:    map[string]int{poolGeneral: budgetGeneral, poolMemory: budgetMemory},
-		instances: map[string]map[string]bool{}, armed: map[string]bool{}}
+		instances: map[string]map[string]bool{}, armed: map[string]bool{}, expected: map[string]int32{}}
 	go func() {
 		defer close(w.done)
 		tick := time.NewTicker(sampleEvery)
@@ -146,10 +147,19 @@ func (w *watcher) sample(ctx context.Context) {
 	}
 
 	// PodDisruptionBudgets, once met, stay met: disruptionsAllowed is never negative and the
-	// healthy pods never fall below the desired.
+	// healthy pods never fall below the desired. A workload that grows (the test scales it up)
+	// has new pods that are not healthy yet, which no disruption caused: the PDB is checked
+	// again once it is met.
 	for _, p := range pdbs.Items {
 		s := p.Status
-		if s.ObservedGeneration != p.Generation || s.ExpectedPods == 0 {
+		if s.ObservedGeneration != p.Generation {
+			continue
+		}
+		if s.ExpectedPods > w.expected[p.Name] {
+			w.armed[p.Name] = false
+		}
+		w.expected[p.Name] = s.ExpectedPods
+		if s.ExpectedPods == 0 {
 			continue
 		}
 		if s.DisruptionsAllowed < 0 {
