@@ -8,5 +8,5 @@
 // karpenter.sh/disrupted.
 //
 // Every run prints its seed; -chaos.seed replays it. The default sizes fit CI; see
-// docs/reliability.md for the large runs (-chaos.pods, -chaos.kills, -chaos.churn).
+// docs/reliability.md for the large runs (-chaos.pods, -chaos.kills).
 package chaos

@@ -17,7 +17,6 @@ var (
 	flagSeed  = flag.Int64("chaos.seed", 0, "seed of the random choices (0: drawn from the clock and printed)")
 	flagPods  = flag.Int("chaos.pods", 60, "pods of the scale-up")
 	flagKills = flag.Int("chaos.kills", 6, "SIGKILLs of the controller, split between the scale-up and the consolidation")
-	flagChurn = flag.Duration("chaos.churn", 2*time.Minute, "how long the runaway test churns its workload")
 	flagFault = flag.Float64("chaos.fault-rate", 0.2, "fraction of the simulated cloud's launch calls that fail")
 )
 
