@@ -31,6 +31,7 @@ type ControlPlane struct {
 	servingClient *http.Client // kube-scheduler, kube-controller-manager: trusts the CA
 
 	apiURL     string
+	etcdPort   int // for RestartAPIServer
 	kubeconfig string
 	cfg        *rest.Config
 
@@ -158,6 +159,7 @@ func (c *ControlPlane) start(ctx context.Context, stages string) error {
 	if err != nil {
 		return err
 	}
+	c.etcdPort = etcdPort
 	_, apiPort, err := c.launch(ctx, c.apiserverSpec(etcdPort))
 	if err != nil {
 		return err

@@ -1,0 +1,192 @@
+package chaos
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// controller is `tenon controller` run as a child process, started again after each kill.
+type controller struct {
+	t          *testing.T
+	kubeconfig string
+	extra      []string
+	logPath    string
+
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	done     chan struct{}
+	metrics  string // host:port of the running process's metrics endpoint
+	starts   int
+	kills    int
+	unclean  []string // exits nobody asked for
+	stopping bool
+}
+
+func newController(t *testing.T, kubeconfig string, extra ...string) *controller {
+	c := &controller{t: t, kubeconfig: kubeconfig, extra: extra, logPath: t.TempDir() + "/controller.log"}
+	t.Cleanup(func() {
+		c.mu.Lock()
+		c.stopping = true
+		c.mu.Unlock()
+		c.kill()
+		if t.Failed() {
+			t.Logf("controller log tail:\n%s", tail(c.logPath, 60))
+		}
+	})
+	return c
+}
+
+// args are the controller's flags: short batch windows and disruption delays so that a run
+// takes seconds, leader election off (a SIGKILLed leader's lease would hold its successor back
+// for its whole duration, and the flags to shorten it do not exist), metrics on a free port.
+func (c *controller) args(metrics string) []string {
+	return append([]string{"controller",
+		"--kubeconfig=" + c.kubeconfig,
+		"--leader-elect=false",
+		"--metrics-bind-address=" + metrics,
+		"--health-probe-bind-address=0",
+		"--batch-idle-duration=300ms",
+		"--batch-max-duration=3s",
+		"--disruption-pass-interval=2s",
+		"--disruption-validation-delay=2s",
+		"--disruption-failure-backoff=10s",
+		"--disruption-orphan-taint-interval=10s",
+		"--consolidation-repack-after=10s",
+		"--log-format=console",
+	}, c.extra...)
+}
+
+// start runs a new controller process.
+func (c *controller) start() {
+	c.t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cmd != nil {
+		c.t.Fatal("controller started twice")
+	}
+	port, err := freePort()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	log, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.starts++
+	fmt.Fprintf(log, "==== start %d at %s\n", c.starts, time.Now().Format(time.RFC3339Nano))
+	cmd := exec.Command(tenonBin, c.args(addr)...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		_ = log.Close()
+		c.t.Fatal(err)
+	}
+	done := make(chan struct{})
+	c.cmd, c.done, c.metrics = cmd, done, addr
+	go func() {
+		err := cmd.Wait()
+		_ = log.Close()
+		c.mu.Lock()
+		if c.cmd == cmd && !c.stopping {
+			c.unclean = append(c.unclean, fmt.Sprintf("start %d exited by itself: %v", c.starts, err))
+			c.cmd = nil
+		}
+		c.mu.Unlock()
+		close(done)
+	}()
+}
+
+// kill sends SIGKILL to the running process and waits for it to exit.
+func (c *controller) kill() {
+	c.mu.Lock()
+	cmd, done := c.cmd, c.done
+	c.cmd = nil
+	if cmd != nil {
+		c.kills++
+	}
+	c.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	<-done
+}
+
+// crashed returns the exits nobody asked for.
+func (c *controller) crashed() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.unclean...)
+}
+
+// metric returns the sum of a metric's samples whose labels contain every one of match
+// (`name="value"`), scraped from the running process.
+func (c *controller) metric(name string, match ...string) (float64, error) {
+	c.mu.Lock()
+	addr := c.metrics
+	c.mu.Unlock()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	return sumMetric(resp.Body, name, match...)
+}
+
+func sumMetric(r io.Reader, name string, match ...string) (float64, error) {
+	var sum float64
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+outer:
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name) || (len(line) > len(name) && line[len(name)] != '{' && line[len(name)] != ' ') {
+			continue
+		}
+		for _, m := range match {
+			if !strings.Contains(line, m) {
+				continue outer
+			}
+		}
+		f := strings.Fields(line)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			return 0, fmt.Errorf("metric line %q: %w", line, err)
+		}
+		sum += v
+	}
+	return sum, sc.Err()
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,251 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+
+	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+)
+
+// sampleEvery is how often the watcher samples the cluster.
+const sampleEvery = 200 * time.Millisecond
+
+// watcher samples the cluster every sampleEvery while a run lasts and checks, at every sample,
+// that no NodePool has more nodes being disrupted than its budget allows and that no
+// PodDisruptionBudget that has once been met is broken; it also records every instance ever
+// seen for each NodeClaim, so that a claim launched twice is caught even if one of its
+// instances is gone by the end.
+type watcher struct {
+	c      *cluster
+	stop   context.CancelFunc
+	done   chan struct{}
+	budget map[string]int // numeric budget per NodePool
+
+	mu         sync.Mutex
+	samples    int
+	failed     int // samples whose lists failed (API server down)
+	violations []string
+	peakNodes  int
+	instances  map[string]map[string]bool // NodeClaim name -> instance IDs
+	armed      map[string]bool            // PDBs met since their workload last grew
+	expected   map[string]int32           // each PDB's expectedPods at the last sample
+}
+
+func (c *cluster) watch() *watcher {
+	ctx, cancel := context.WithCancel(c.ctx)
+	w := &watcher{c: c, stop: cancel, done: make(chan struct{}),
+		budget:    map[string]int{poolGeneral: budgetGeneral, poolMemory: budgetMemory},
+		instances: map[string]map[string]bool{}, armed: map[string]bool{}, expected: map[string]int32{}}
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(sampleEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				w.sample(ctx)
+			}
+		}
+	}()
+	c.t.Cleanup(w.finish)
+	return w
+}
+
+// finish stops the watcher and waits for it.
+func (w *watcher) finish() {
+	w.stop()
+	<-w.done
+}
+
+func (w *watcher) violate(format string, args ...any) {
+	if len(w.violations) < 50 {
+		w.violations = append(w.violations, time.Now().Format("15:04:05.000 ")+fmt.Sprintf(format, args...))
+	}
+}
+
+func (w *watcher) sample(ctx context.Context) {
+	var (
+		claims apisv1.NodeClaimList
+		nodes  corev1.NodeList
+		pdbs   policyv1.PodDisruptionBudgetList
+		insts  simv1alpha1.SimInstanceList
+	)
+	kube := w.c.kube
+	err := kube.List(ctx, &claims)
+	if err == nil {
+		err = kube.List(ctx, &nodes)
+	}
+	if err == nil {
+		err = kube.List(ctx, &pdbs)
+	}
+	if err == nil {
+		err = kube.List(ctx, &insts)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		if ctx.Err() == nil {
+			w.failed++
+		}
+		return
+	}
+	w.samples++
+	w.peakNodes = max(w.peakNodes, len(nodes.Items))
+
+	live := map[string][]string{}
+	for _, in := range insts.Items {
+		if in.Status.Phase != simv1alpha1.InstanceTerminated {
+			live[in.Spec.NodeClaim] = append(live[in.Spec.NodeClaim], in.Name)
+		}
+		ids := w.instances[in.Spec.NodeClaim]
+		if ids == nil {
+			ids = map[string]bool{}
+			w.instances[in.Spec.NodeClaim] = ids
+		}
+		ids[in.Name] = true
+	}
+
+	for claim, ids := range live {
+		if len(ids) > 1 {
+			w.violate("NodeClaim %s launched twice: live instances %v", claim, ids)
+		}
+	}
+
+	// Budgets: a NodePool's nodes being disrupted are its launched claims being deleted, and
+	// those whose node is tainted karpenter.sh/disrupted or being deleted.
+	byName := map[string]*corev1.Node{}
+	for i := range nodes.Items {
+		byName[nodes.Items[i].Name] = &nodes.Items[i]
+	}
+	disrupting := map[string][]string{}
+	for _, nc := range claims.Items {
+		if nc.Status.ProviderID == "" {
+			continue
+		}
+		n := byName[nc.Status.NodeName]
+		if nc.DeletionTimestamp != nil || (n != nil && (n.DeletionTimestamp != nil || tainted(n))) {
+			pool := nc.Labels[apisv1.NodePoolLabelKey]
+			disrupting[pool] = append(disrupting[pool], nc.Name)
+		}
+	}
+	for pool, names := range disrupting {
+		if b, ok := w.budget[pool]; ok && len(names) > b {
+			sort.Strings(names)
+			w.violate("nodepool %s has %d nodes being disrupted, budget %d: %v", pool, len(names), b, names)
+		}
+	}
+
+	// PodDisruptionBudgets, once met, stay met: disruptionsAllowed is never negative and the
+	// healthy pods never fall below the desired. A workload that grows (the test scales it up)
+	// has new pods that are not healthy yet, which no disruption caused: the PDB is checked
+	// again once it is met.
+	for _, p := range pdbs.Items {
+		s := p.Status
+		if s.ObservedGeneration != p.Generation {
+			continue
+		}
+		if s.ExpectedPods > w.expected[p.Name] {
+			w.armed[p.Name] = false
+		}
+		w.expected[p.Name] = s.ExpectedPods
+		if s.ExpectedPods == 0 {
+			continue
+		}
+		if s.DisruptionsAllowed < 0 {
+			w.violate("PDB %s: disruptionsAllowed %d", p.Name, s.DisruptionsAllowed)
+		}
+		if !w.armed[p.Name] {
+			w.armed[p.Name] = s.CurrentHealthy >= s.DesiredHealthy
+			continue
+		}
+		if s.CurrentHealthy < s.DesiredHealthy {
+			w.violate("PDB %s: %d healthy pods of %d, %d desired (minAvailable %s)", p.Name, s.CurrentHealthy, s.ExpectedPods, s.DesiredHealthy, p.Spec.MinAvailable.String())
+		}
+	}
+}
+
+// report is what the watcher saw.
+type report struct {
+	samples, failed, peakNodes int
+	violations                 []string
+	relaunched                 []string // NodeClaims that had more than one instance over the run
+}
+
+func (w *watcher) report() report {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r := report{samples: w.samples, failed: w.failed, peakNodes: w.peakNodes, violations: append([]string(nil), w.violations...)}
+	for claim, ids := range w.instances {
+		if len(ids) > 1 {
+			r.relaunched = append(r.relaunched, claim+" had "+strconv.Itoa(len(ids))+" instances")
+		}
+	}
+	sort.Strings(r.relaunched)
+	return r
+}
+
+// final checks the end state: every instance belongs to a NodeClaim that exists, and every
+// claim has exactly one instance and one node; then it checks what the watcher saw. It returns
+// the numbers of instances and claims.
+func (c *cluster) final(t *testing.T, w *watcher) (instances, claims int) {
+	t.Helper()
+	var cl apisv1.NodeClaimList
+	var insts simv1alpha1.SimInstanceList
+	var nodes corev1.NodeList
+	if err := c.kube.List(c.ctx, &cl); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.kube.List(c.ctx, &insts); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.kube.List(c.ctx, &nodes); err != nil {
+		t.Fatal(err)
+	}
+	exists := map[string]bool{}
+	for _, nc := range cl.Items {
+		exists[nc.Name] = true
+	}
+	per := map[string]int{}
+	for _, in := range insts.Items {
+		per[in.Spec.NodeClaim]++
+		if !exists[in.Spec.NodeClaim] {
+			t.Errorf("instance %s (%s, %s) belongs to NodeClaim %s, which does not exist: leaked", in.Name, in.Spec.InstanceType, in.Status.Phase, in.Spec.NodeClaim)
+		}
+	}
+	for _, nc := range cl.Items {
+		if per[nc.Name] != 1 {
+			t.Errorf("NodeClaim %s has %d instances", nc.Name, per[nc.Name])
+		}
+	}
+	for _, n := range nodes.Items {
+		if tainted(&n) {
+			t.Errorf("node %s is left tainted %s", n.Name, apisv1.DisruptedTaintKey)
+		}
+	}
+	if len(nodes.Items) != len(cl.Items) {
+		t.Errorf("%d nodes for %d NodeClaims", len(nodes.Items), len(cl.Items))
+	}
+	w.finish()
+	r := w.report()
+	for _, v := range r.violations {
+		t.Errorf("invariant broken at a sample: %s", v)
+	}
+	if len(r.relaunched) > 0 {
+		t.Logf("NodeClaims whose instance was recorded, dropped and launched again (never two at once): %v", r.relaunched)
+	}
+	if r.samples == 0 {
+		t.Errorf("the watcher made no sample")
+	}
+	return len(insts.Items), len(cl.Items)
+}
