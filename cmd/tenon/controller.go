@@ -42,7 +42,6 @@ func (f *controllerFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.opts.Provisioning.BatchMax, "batch-max-duration", 0, "close a provisioning batch this long after it opened (default 10s)")
 	fs.IntVar(&f.opts.Provisioning.CreateWorkers, "nodeclaim-create-workers", 0, "NodeClaims created concurrently (default 16)")
 	fs.BoolVar(&f.opts.Provisioning.Bound, "lower-bound", false, "compute each batch's proven lower bound (logged); costs time on large batches")
-	fs.Var(&f.opts.Provisioning.PreferencePolicy, "preference-policy", "Respect enforces pods' preferences (preferred affinities, ScheduleAnyway spreads) while they can hold; Ignore plans with their required constraints only")
 	fs.StringSliceVar(&f.opts.Provisioning.Schedulers, "scheduler-names", nil, "scheduler names whose pods tenon provisions for (default default-scheduler)")
 	f.registerDisruption(fs)
 	registerAWSFlags(fs, &f.opts.AWS)
@@ -88,6 +87,7 @@ func registerDecisionFlags(fs *pflag.FlagSet, o *disruption.Options, also ...fun
 	fs.IntVar(&o.MaxSimulations, "disruption-max-simulations", 0, "solver runs one disruption pass may spend; the next pass resumes (default 2000)")
 	fs.DurationVar(&o.RepackAfter, "consolidation-repack-after", 0, "how long nodes must go without a pod arriving or leaving before consolidation may repack several of them onto fewer new ones (default 2h)")
 	fs.Var(&o.MinValuesPolicy, "min-values-policy", "Strict keeps every NodePool requirement's minValues (pods that would leave fewer values are unschedulable); BestEffort lowers minValues to what is left and records it on the NodeClaim; provisioning and disruption simulations both follow it")
+	fs.Var(&o.PreferencePolicy, "preference-policy", "Respect enforces pods' preferences (preferred affinities, ScheduleAnyway spreads) while they can hold; Ignore plans with their required constraints only; provisioning and disruption simulations both follow it")
 	fs.BoolVar(&o.NoRepack, "consolidation-no-repack", false, "never repack several nodes onto several fewer new ones; multi-node consolidation keeps to one replacement")
 }
 

@@ -42,9 +42,11 @@ func TestKarpenterEnvironmentVariablesConfigureTheController(t *testing.T) {
 		}},
 		{"LOG_LEVEL", "debug", func(f *controllerFlags) bool { return f.logLevel == "debug" }},
 		{"MIN_VALUES_POLICY", "BestEffort", func(f *controllerFlags) bool {
-			return f.opts.Provisioning.MinValuesPolicy == solver.MinValuesBestEffort
+			return f.opts.Disruption.Decision.MinValuesPolicy == solver.MinValuesBestEffort // the operator gives it to provisioning too
 		}},
-		{"PREFERENCE_POLICY", "Ignore", func(f *controllerFlags) bool { return f.opts.Provisioning.PreferencePolicy == solver.PreferenceIgnore }},
+		{"PREFERENCE_POLICY", "Ignore", func(f *controllerFlags) bool {
+			return f.opts.Disruption.Decision.PreferencePolicy == solver.PreferenceIgnore // the operator gives it to provisioning too
+		}},
 		{"LEADER_ELECTION_NAMESPACE", "kube-system", func(f *controllerFlags) bool { return f.opts.LeaderElectionNamespace == "kube-system" }},
 		{"METRICS_PORT", "9090", func(f *controllerFlags) bool { return f.opts.MetricsAddr == ":9090" }},
 		{"HEALTH_PROBE_PORT", "9091", func(f *controllerFlags) bool { return f.opts.HealthAddr == ":9091" }},

@@ -56,7 +56,7 @@ func Decide(s *Snapshot, opts Options) (*Decision, error) {
 
 func newDecider(s *Snapshot, opts Options) (*decider, error) {
 	opts = opts.withDefaults()
-	w, err := newWorld(s.Solver, s.Prepared, opts.MinValuesPolicy)
+	w, err := newWorld(s.Solver, s.Prepared, opts)
 	if err != nil {
 		return nil, err
 	}

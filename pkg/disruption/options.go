@@ -23,6 +23,9 @@ type Options struct {
 	// BestEffort): a simulation that moves pods must follow the same rule the provisioner would,
 	// or it plans replacements the provisioner would not launch.
 	MinValuesPolicy solver.MinValuesPolicy
+	// PreferencePolicy is the provisioner's too (Respect, the default, or Ignore): with Ignore
+	// the simulations plan with pods' required constraints only, as the provisioner does.
+	PreferencePolicy solver.PreferencePolicy
 	// SpotToSpotConsolidation lets consolidation replace spot nodes by cheaper spot nodes
 	// (Karpenter's feature gate of that name, off by default there and here). Off, a spot node
 	// may still be deleted, or replaced by capacity that is not spot.

@@ -15,10 +15,11 @@ import (
 type world struct {
 	snap *solver.Snapshot
 	prep *solver.Prepared
-	// minValues is the policy every solve of the pass follows.
-	minValues solver.MinValuesPolicy
-	base      *solver.Plan // the pending backlog alone
-	runs      int
+	// minValues and preferences are the policies every solve of the pass follows.
+	minValues   solver.MinValuesPolicy
+	preferences solver.PreferencePolicy
+	base        *solver.Plan // the pending backlog alone
+	runs        int
 	// commits counts the commands applied; it keeps the placeholder hostnames of each
 	// command's replacements apart from those of the commands before it.
 	commits int
@@ -27,8 +28,8 @@ type world struct {
 	reserved map[string]int
 }
 
-func newWorld(snap *solver.Snapshot, prev *solver.Prepared, minValues solver.MinValuesPolicy) (*world, error) {
-	w := &world{snap: snap, prep: prev, minValues: minValues}
+func newWorld(snap *solver.Snapshot, prev *solver.Prepared, opts Options) (*world, error) {
+	w := &world{snap: snap, prep: prev, minValues: opts.MinValuesPolicy, preferences: opts.PreferencePolicy}
 	return w, w.prepare()
 }
 
@@ -45,7 +46,7 @@ func (w *world) prepare() error {
 		return err
 	}
 	w.prep = p
-	w.base, err = p.Solve(w.snap.Pods, solver.Options{SkipBound: true, ReservationsTaken: w.reserved, MinValuesPolicy: w.minValues})
+	w.base, err = p.Solve(w.snap.Pods, solver.Options{SkipBound: true, ReservationsTaken: w.reserved, MinValuesPolicy: w.minValues, PreferencePolicy: w.preferences})
 	w.runs++
 	return err
 }
@@ -65,7 +66,7 @@ type outcome struct {
 func (w *world) remove(nodes []string, pods []*corev1.Pod) (*outcome, error) {
 	all := append(slices.Clone(w.snap.Pods), pods...)
 	plan, err := w.prep.Solve(all, solver.Options{SkipBound: true, ExcludeNodes: nodes, HostnamePrefix: fmt.Sprintf("replacement-%d-", w.commits),
-		ReservationsTaken: w.reserved, MinValuesPolicy: w.minValues})
+		ReservationsTaken: w.reserved, MinValuesPolicy: w.minValues, PreferencePolicy: w.preferences})
 	w.runs++
 	if err != nil {
 		return nil, err

@@ -184,13 +184,20 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 			return nil, err
 		}
 	}
-	// One minValues policy for both loops (`--min-values-policy` sets the disruption
-	// decision's): a disruption simulation must plan what the provisioner would launch.
+	// One minValues policy and one preference policy for both loops (`--min-values-policy` and
+	// `--preference-policy` set the disruption decision's): a disruption simulation must plan
+	// what the provisioner would launch.
 	if opts.Provisioning.MinValuesPolicy == "" {
 		opts.Provisioning.MinValuesPolicy = opts.Disruption.Decision.MinValuesPolicy
 	}
 	if opts.Disruption.Decision.MinValuesPolicy == "" {
 		opts.Disruption.Decision.MinValuesPolicy = opts.Provisioning.MinValuesPolicy
+	}
+	if opts.Provisioning.PreferencePolicy == "" {
+		opts.Provisioning.PreferencePolicy = opts.Disruption.Decision.PreferencePolicy
+	}
+	if opts.Disruption.Decision.PreferencePolicy == "" {
+		opts.Disruption.Decision.PreferencePolicy = opts.Provisioning.PreferencePolicy
 	}
 	o.Provisioner = provisioning.New(provisioning.Deps{
 		Client: mgr.GetClient(), Cluster: o.Cluster, Cloud: o.Measured, Filter: o.Unavailable,

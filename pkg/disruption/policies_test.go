@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/solver"
@@ -47,6 +48,51 @@ func TestDriftFollowsTheMinValuesPolicy(t *testing.T) {
 				if len(c.Replacements) != 1 || !c.Replacements[0].MinValuesRelaxed {
 					t.Fatalf("want one replacement that records its relaxed minValues, got %+v", c.Replacements)
 				}
+			}
+		})
+	}
+}
+
+// A drifted node holds two pods that prefer not to share a node (preferred pod anti-affinity
+// on the hostname). With Respect (the default) the simulation keeps them apart, as the
+// provisioner would: two replacements. With Ignore, as the provisioner would, one replacement
+// holds both.
+func TestDriftFollowsThePreferencePolicy(t *testing.T) {
+	for _, tc := range []struct {
+		policy       solver.PreferencePolicy
+		replacements int
+	}{
+		{"", 2},
+		{solver.PreferenceRespect, 2},
+		{solver.PreferenceIgnore, 1},
+	} {
+		t.Run(string(tc.policy), func(t *testing.T) {
+			w := newFixture(t)
+			w.pool("general", append(families("m5"), onDemandOnly()))
+			apart := func() *corev1.Pod {
+				p := pod("1", "2Gi", "app", "apart")
+				p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+					PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{
+						TopologyKey:   corev1.LabelHostname,
+						LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "apart"}},
+					}}},
+				}}
+				return p
+			}
+			n := w.node("general", "m5.xlarge", "us-east-1a", "on-demand", apart(), apart())
+			n.Drifted = "NodePoolDrift"
+			d := decide(t, w.snapshot(), Options{PreferencePolicy: tc.policy})
+			var got []Command
+			for _, c := range d.Commands {
+				if slices.Contains(c.Candidates, n.Name) {
+					got = append(got, c)
+				}
+			}
+			if len(got) != 1 {
+				t.Fatalf("policy %q: want one drift command, got %+v (skips %+v)", tc.policy, d.Commands, d.Skips)
+			}
+			if r := len(got[0].Replacements); r != tc.replacements {
+				t.Fatalf("policy %q: %d replacements, want %d", tc.policy, r, tc.replacements)
 			}
 		})
 	}
