@@ -2,7 +2,8 @@ package interruption
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/tenon-sh/tenon/pkg/metrics"
 )
 
 // Reasons a message is deleted without being delivered (the reason label of Dropped).
@@ -33,4 +34,4 @@ var (
 	}, []string{"reason"})
 )
 
-func init() { crmetrics.Registry.MustRegister(Received, Deleted, QueueDuration, Dropped) }
+func init() { metrics.MustRegister(Received, Deleted, QueueDuration, Dropped) }
