@@ -223,7 +223,14 @@ func (d *decider) evaluate(cs []*candidate, kind evalKind) (*Command, *Skip, err
 	if savings <= 0 {
 		return reject(SkipNotCheaper, "its pods would cost $%.4f/h elsewhere, it costs $%.4f/h", o.delta, price)
 	}
-	if floor := max(opts.MinSavingsPerHour, opts.MinSavingsFraction*price); savings < floor {
+	floor := max(opts.MinSavingsPerHour, opts.MinSavingsFraction*price)
+	if savings < floor {
+		return reject(SkipSavingsFloor, "it would save $%.4f/h, under the floor of $%.4f/h", savings, floor)
+	}
+	if !capReplacements(o, savings-floor, floor > 0) {
+		return reject(SkipNotCheaper, "too few instance types cheap enough to still save would be left for the replacement's minValues")
+	}
+	if savings = price - o.delta; savings <= 0 || savings < floor {
 		return reject(SkipSavingsFloor, "it would save $%.4f/h, under the floor of $%.4f/h", savings, floor)
 	}
 	if r, msg := d.spotRules(cs, o, opts); r != "" {
@@ -290,6 +297,38 @@ func keepCheaperThanCandidates(o *outcome, cs []*candidate) bool {
 		return false
 	}
 	o.delta += r.Price - before
+	return true
+}
+
+// capReplacements narrows the replacements to the options that keep the command worth taking
+// whatever they launch as. A replacement is planned as its cheapest option, but the launch takes
+// the cheapest offering that is available then, and the claim lists dearer types too: left
+// alone, a replacement whose cheap options ran out of capacity would launch as a type dearer than
+// the nodes it replaces. slack is what the command saves beyond its floor; it is shared evenly
+// between the replacements, so that every combination of options they can launch as still saves
+// at least the floor (more than nothing when there is no floor: atFloor is false then). The
+// outcome's price delta follows what the replacements are now planned as. It reports false,
+// changing nothing, when a replacement would keep too few values for its minValues.
+func capReplacements(o *outcome, slack float64, atFloor bool) bool {
+	if len(o.replacements) == 0 {
+		return true
+	}
+	share := slack / float64(len(o.replacements))
+	narrowed := make([]*solver.Claim, len(o.replacements))
+	for i, r := range o.replacements {
+		cp := *r
+		limit := r.Price + share
+		if !cp.Narrow(func(_ *catalog.InstanceType, price float64) bool {
+			return price <= r.Price || price < limit || (atFloor && price == limit)
+		}) {
+			return false
+		}
+		narrowed[i] = &cp
+	}
+	for i, r := range o.replacements {
+		o.delta += narrowed[i].Price - r.Price
+		*r = *narrowed[i]
+	}
 	return true
 }
 

@@ -97,6 +97,23 @@ func TestPropertiesOfDecisions(t *testing.T) {
 			if cmd.Method == MethodConsolidation && (cmd.ReplacementPrice >= cmd.Price || cmd.Savings <= 0) {
 				t.Fatalf("consolidation does not lower the price: %.4f → %.4f", cmd.Price, cmd.ReplacementPrice)
 			}
+			// Whatever option each replacement launches as (the cheap ones may have no capacity
+			// by then), a consolidation still lowers the price.
+			if cmd.Method == MethodConsolidation && len(cmd.Replacements) > 0 {
+				worst := 0.0
+				for _, r := range cmd.Replacements {
+					dearest := 0.0
+					for _, it := range r.InstanceTypes {
+						if o, ok := it.CheapestOffering(r.Requirements); ok {
+							dearest = max(dearest, o.Price)
+						}
+					}
+					worst += dearest
+				}
+				if worst >= cmd.Price {
+					t.Fatalf("consolidation of %v at $%.4f/h could launch its replacements for $%.4f/h", cmd.Candidates, cmd.Price, worst)
+				}
+			}
 			placed := len(cmd.Moves)
 			for _, r := range cmd.Replacements {
 				placed += len(r.Pods)
