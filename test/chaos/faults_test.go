@@ -80,9 +80,6 @@ func limited(pools []simv1alpha1.CapacityPool, typ, zone string) bool {
 // rarely launches into one: a mark needs a launch racing another for the last instance, and a run
 // may make none; the injected faults always show up.)
 func TestCloudFaults(t *testing.T) {
-	if !*flagFaults {
-		t.Skip("off until the simulated provider's double launch under lost responses is fixed (docs/reliability.md); run with -chaos.faults")
-	}
 	s := seed(t)
 	began := time.Now()
 	rng := rand.New(rand.NewPCG(uint64(s), 0x666175))

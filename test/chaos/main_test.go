@@ -18,11 +18,6 @@ var (
 	flagPods  = flag.Int("chaos.pods", 60, "pods of the scale-up")
 	flagKills = flag.Int("chaos.kills", 6, "SIGKILLs of the controller, split between the scale-up and the consolidation")
 	flagFault = flag.Float64("chaos.fault-rate", 0.2, "fraction of the simulated cloud's launch calls that fail")
-	// flagFaults runs TestCloudFaults. It is off in `make test` while the defect it found is
-	// open: a SimInstance write whose response is lost (applied, answered 504) leaves a record the
-	// provider's clean-up may fail to delete, and the claim's retried Create launches a second
-	// instance (seed 357272050 showed it; see docs/reliability.md).
-	flagFaults = flag.Bool("chaos.faults", false, "run TestCloudFaults (off in CI until the double launch under lost responses is fixed)")
 )
 
 // tenonBin is the tenon binary TestMain builds from this tree.

@@ -44,8 +44,17 @@ func (p *Provider) Create(ctx context.Context, claim *apisv1.NodeClaim) (*apisv1
 	p.advance(now)
 	if inst, ok := p.cloud.ForClaim(claim.Name); ok {
 		m := p.meta[inst.ID]
+		if m.recorded {
+			p.mu.Unlock()
+			return claimView(claim, inst, m), nil
+		}
+		// An earlier Create launched this instance but could not confirm its record (the
+		// write may have been applied and its response lost): the instance runs either way,
+		// so the retry records it rather than launching a second one.
+		m.status = instanceStatus(inst, "")
+		status := m.status
 		p.mu.Unlock()
-		return claimView(claim, inst, m), nil
+		return p.record(ctx, claim, inst, m, rc.tags, status)
 	}
 	inst, err := p.cloud.Launch(cloud.LaunchRequest{Class: rc.name, NodeClaim: claim.Name, Requirements: reqs, Requests: requests, Avoid: p.avoid}, now)
 	if err != nil {
@@ -67,17 +76,21 @@ func (p *Provider) Create(ctx context.Context, claim *apisv1.NodeClaim) (*apisv1
 		taints: slices.Clone(claim.Spec.Taints), startupTaints: slices.Clone(claim.Spec.StartupTaints),
 	}
 	m.status = instanceStatus(inst, "")
+	status := m.status
 	p.meta[inst.ID] = m
 	p.mu.Unlock()
+	return p.record(ctx, claim, inst, m, rc.tags, status)
+}
 
+// record writes the SimInstance of a launched instance and marks it recorded. When that fails
+// the instance stays in the model, unrecorded (the Kubelet leaves it alone; List returns it, so
+// garbage collection can still terminate it), because a failed write may have been applied:
+// dropping the instance then would leave a record behind and let the claim's retry launch a
+// second instance for it. The retry records this one instead.
+func (p *Provider) record(ctx context.Context, claim *apisv1.NodeClaim, inst cloud.Instance, m *instanceMeta, tags map[string]string, status simv1alpha1.SimInstanceStatus) (*apisv1.NodeClaim, error) {
 	obj := simInstance(inst, m)
-	obj.Spec.Tags = rc.tags
-	if err := p.persistLaunch(ctx, obj, m.status); err != nil {
-		p.mu.Lock()
-		p.cloud.Remove(inst.ID)
-		delete(p.meta, inst.ID)
-		p.mu.Unlock()
-		_ = p.deleteRecord(ctx, inst.ID)
+	obj.Spec.Tags = tags
+	if err := p.persistLaunch(ctx, obj, status); err != nil {
 		return nil, err
 	}
 	p.mu.Lock()

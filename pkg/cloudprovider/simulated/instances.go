@@ -37,18 +37,26 @@ func (p *Provider) Delete(ctx context.Context, claim *apisv1.NodeClaim) error {
 	inst, _ = p.cloud.Instance(inst.ID)
 	m := p.meta[inst.ID]
 	status := instanceStatus(inst, m.status.NodeName)
+	recorded := m.recorded
 	p.mu.Unlock()
 
 	err = p.writeStatus(ctx, inst.ID, status)
 	p.poke()
 	// An instance that terminated at once (no shutdown delay) may already have lost its record
 	// to the Kubelet, which deletes the SimInstance of a terminated instance whose Node is gone:
-	// that is the termination recorded, not a failure.
-	if err != nil && !(apierrors.IsNotFound(err) && inst.State == cloud.Terminated) {
+	// that is the termination recorded, not a failure. An instance whose launch was never
+	// confirmed recorded may have no record at all: nothing to write then.
+	if err != nil && apierrors.IsNotFound(err) && (inst.State == cloud.Terminated || !recorded) {
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("recording the termination of %s: %w", inst.ID, err)
 	}
 	p.mu.Lock()
 	m.status = status
+	// The record exists (the write found it), so the Kubelet may now finish the instance off
+	// and delete it.
+	m.recorded = true
 	p.mu.Unlock()
 	return nil
 }

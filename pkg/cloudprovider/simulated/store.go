@@ -78,9 +78,11 @@ func (p *Provider) writeStatus(ctx context.Context, id string, status simv1alpha
 	return p.client.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))
 }
 
-// persistLaunch creates the SimInstance of a new instance and writes its first status.
+// persistLaunch creates the SimInstance of a new instance and writes its first status. A
+// SimInstance that already exists under the instance's ID is the record of an earlier attempt
+// whose response was lost (instance IDs are never reused), so only the status is written.
 func (p *Provider) persistLaunch(ctx context.Context, obj *simv1alpha1.SimInstance, status simv1alpha1.SimInstanceStatus) error {
-	if err := p.client.Create(ctx, obj); err != nil {
+	if err := p.client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("recording instance %s: %w", obj.Name, err)
 	}
 	if err := p.writeStatus(ctx, obj.Name, status); err != nil {
