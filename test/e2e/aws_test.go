@@ -33,12 +33,32 @@ type awsEnv struct {
 
 func startAWS(t *testing.T) *awsEnv {
 	t.Helper()
+	return launchAWSEnv(t, awsEnvOptions{})
+}
+
+// awsEnvOptions vary launchAWSEnv's environment: the endpoint's engine delays (zero takes
+// startAWS's quick ones), the operator's options (the AWS provider's are filled in), and an
+// interruption queue the endpoint creates and tenon reads (none when empty).
+type awsEnvOptions struct {
+	Delays            cloud.Delays
+	Operator          operator.Options
+	InterruptionQueue string
+}
+
+// launchAWSEnv is startAWS with the endpoint's delays and the operator's options chosen.
+func launchAWSEnv(t *testing.T, o awsEnvOptions) *awsEnv {
+	t.Helper()
+	if o.Delays == (cloud.Delays{}) {
+		o.Delays = cloud.Delays{Boot: 200 * time.Millisecond, Registration: 200 * time.Millisecond}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	server, url, err := awsapi.Start(ctx, "127.0.0.1:0", awsapi.Options{
 		Clock:  k8sclock.RealClock{},
-		Delays: cloud.Delays{Boot: 200 * time.Millisecond, Registration: 200 * time.Millisecond},
+		Delays: o.Delays,
 		Tick:   100 * time.Millisecond,
+
+		InterruptionQueue: o.InterruptionQueue,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -46,8 +66,10 @@ func startAWS(t *testing.T) *awsEnv {
 	// The SDK's default chain, as in a pod: credentials from the environment.
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
-	cfg := aws.Config{ClusterName: "tenon", EndpointURL: url, Region: server.Region()}
-	e := start(t, operator.Options{CloudProvider: aws.ProviderName, AWS: cfg})
+	cfg := aws.Config{ClusterName: "tenon", EndpointURL: url, Region: server.Region(), InterruptionQueue: o.InterruptionQueue}
+	opts := o.Operator
+	opts.CloudProvider, opts.AWS = aws.ProviderName, cfg
+	e := start(t, opts)
 	kubelet := &awsapi.Kubelet{Server: server, Client: e.kube, Resync: 200 * time.Millisecond}
 	go func() { _ = kubelet.Start(ctx) }()
 	sdk, err := registry.LoadAWSConfig(ctx, cfg)
