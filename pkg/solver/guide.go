@@ -170,6 +170,8 @@ func (s *solve) packProblem(classes []*class) (*bound.Problem, []packKind, []gui
 		}
 		types = types[:0]
 		weight, found := int32(0), false
+		var only *poolList // the one pool list contributing, while there is only one
+		lists0 := 0
 		for pi, p := range s.pools {
 			if c.poolReason[pi] != nil || p.reason != nil || p.nodesLeft == 0 {
 				continue
@@ -182,6 +184,11 @@ func (s *solve) packProblem(classes []*class) (*bound.Problem, []packKind, []gui
 				continue
 			}
 			types = append(types, pl.types...)
+			if lists0++; lists0 == 1 {
+				only = pl
+			} else {
+				only = nil
+			}
 			weight = p.np.Weight
 			for _, ti := range pl.tis {
 				if found {
@@ -190,12 +197,22 @@ func (s *solve) packProblem(classes []*class) (*bound.Problem, []packKind, []gui
 				found = c.fit(&p.types[ti].alloc) > 0
 			}
 		}
-		sortInts(types)
-		types = compactInts(types)
-		li := slices.IndexFunc(lists, func(l []int) bool { return slices.Equal(l, types) })
-		if li < 0 {
-			li = len(lists)
-			lists = append(lists, slices.Clone(types))
+		var li int
+		if only != nil && only.sorted && only.list >= 0 {
+			// The list of one pool, sorted and without repeats, found before: thousands of
+			// classes of distinct shapes share it.
+			li = only.list
+		} else {
+			sortInts(types)
+			types = compactInts(types)
+			li = slices.IndexFunc(lists, func(l []int) bool { return slices.Equal(l, types) })
+			if li < 0 {
+				li = len(lists)
+				lists = append(lists, slices.Clone(types))
+			}
+			if only != nil && only.sorted {
+				only.list = li
+			}
 		}
 		listOf = append(listOf, li)
 		members = append(members, c)
@@ -306,20 +323,24 @@ type poolList struct {
 	alts  []*altInPool
 	types []int
 	tis   []int
+	// sorted says types ascend without repeats; list is then the index of the problem's type
+	// list equal to types, once packProblem has one (−1 before).
+	sorted bool
+	list   int
 }
 
 // poolLists caches poolList by pool and requirements; it looks at its latest entries only, so
 // that classes with requirements of their own each cost one build, not a scan of all.
-type poolLists []poolList
+type poolLists []*poolList
 
 func (pls *poolLists) of(s *solve, pt *guideTypes, pi int, alts []*altInPool) *poolList {
 	l := *pls
 	for i := len(l) - 1; i >= max(0, len(l)-16); i-- {
 		if l[i].pi == pi && sameAlts(l[i].alts, alts) {
-			return &l[i]
+			return l[i]
 		}
 	}
-	pl := poolList{pi: pi, alts: alts}
+	pl := &poolList{pi: pi, alts: alts, list: -1}
 	p := s.pools[pi]
 	regular := pt.regularOf[pi]
 	for _, a := range alts {
@@ -344,8 +365,12 @@ func (pls *poolLists) of(s *solve, pt *guideTypes, pi int, alts []*altInPool) *p
 			}
 		}
 	}
+	pl.sorted = true
+	for i := 1; i < len(pl.types); i++ {
+		pl.sorted = pl.sorted && pl.types[i-1] < pl.types[i]
+	}
 	*pls = append(l, pl)
-	return &(*pls)[len(*pls)-1]
+	return pl
 }
 
 // sameAlts reports whether two classes' compiled requirements in a pool allow the same types

@@ -79,7 +79,10 @@ type rounder struct {
 	weight []float64 // per class: its largest share of a resource
 	used   []int     // nodes of each type
 	allow  [][]bool  // per class and type: the class may use the type and fits it
-	nodes  []rounded
+	// allowSet[k] is allow[k] as a set; grouped says some class has a group cap.
+	allowSet []scheduling.Bitset
+	grouped  bool
+	nodes    []rounded
 
 	byPrice   []int // types by price, then index
 	perGroup  []int // scratch for demand
@@ -107,6 +110,7 @@ func newRounder(p *bound.Problem) *rounder {
 	r.perGroup = make([]int, len(p.Groups))
 	r.groupLeft = make([]int, len(p.Groups))
 	r.allow = make([][]bool, len(p.Classes))
+	r.allowSet = make([]scheduling.Bitset, len(p.Classes))
 	for k, c := range p.Classes {
 		r.left[k] = max(c.Count, 0)
 		for res, d := range c.Demand {
@@ -115,9 +119,12 @@ func newRounder(p *bound.Problem) *rounder {
 			}
 		}
 		r.allow[k] = make([]bool, len(p.Types))
+		r.allowSet[k] = scheduling.NewBitset(len(p.Types))
+		r.grouped = r.grouped || c.Group >= 0
 		for _, t := range c.Types {
 			if t >= 0 && t < len(p.Types) && c.Demand.Fits(&p.Types[t].Capacity) {
 				r.allow[k][t] = true
+				r.allowSet[k].Set(t)
 			}
 		}
 	}
@@ -280,6 +287,77 @@ func (r *rounder) fill(t int, order []int) (cls, cnt []int32) {
 // as long as some pair gains, largest gain first, and reports whether it merged any. The
 // leftover nodes are few and often half empty; the LP's whole copies are left as they are.
 func (r *rounder) merge(from int) bool {
+	if r.grouped {
+		return r.mergeGrouped(from)
+	}
+	// Without group caps a pair's demand is the sum of the two nodes' and the types it may use
+	// those both may use: both are kept per node, so that judging a pair costs no union.
+	n := len(r.nodes) - from
+	if n < 2 {
+		return false
+	}
+	sums := make([]scheduling.Resources, n)
+	allowed := make([]scheduling.Bitset, n)
+	for i := range n {
+		nd := &r.nodes[from+i]
+		sums[i], _ = r.demand(nd.classes, nd.counts)
+		allowed[i] = scheduling.FullBitset(len(r.p.Types))
+		for _, k := range nd.classes {
+			allowed[i].And(r.allowSet[k])
+		}
+	}
+	merged := false
+	for {
+		bi, bj, bt, gain := -1, -1, -1, 1e-12
+		for i := range n {
+			for j := i + 1; j < n; j++ {
+				a, b := &r.nodes[from+i], &r.nodes[from+j]
+				pair := r.p.Types[a.t].Price + r.p.Types[b.t].Price
+				need := sums[i].Add(sums[j])
+				r.used[a.t]--
+				r.used[b.t]--
+				if t := r.cheapestFor(&need, allowed[i], allowed[j], pair-gain); t >= 0 {
+					bi, bj, bt, gain = i, j, t, pair-r.p.Types[t].Price
+				}
+				r.used[a.t]++
+				r.used[b.t]++
+			}
+		}
+		if bi < 0 {
+			return merged
+		}
+		merged = true
+		a, b := r.nodes[from+bi], r.nodes[from+bj]
+		cls, cnt := union(a.classes, a.counts, b.classes, b.counts)
+		r.used[a.t]--
+		r.used[b.t]--
+		r.used[bt]++
+		r.nodes[from+bi] = rounded{t: bt, classes: cls, counts: cnt}
+		r.nodes = slices.Delete(r.nodes, from+bj, from+bj+1)
+		sums[bi] = sums[bi].Add(sums[bj])
+		allowed[bi].And(allowed[bj])
+		sums = slices.Delete(sums, bj, bj+1)
+		allowed = slices.Delete(allowed, bj, bj+1)
+		n--
+	}
+}
+
+// cheapestFor is cheapestHolding for a demand already summed, over the types both sets allow.
+func (r *rounder) cheapestFor(need *scheduling.Resources, a, b scheduling.Bitset, below float64) int {
+	for _, t := range r.byPrice {
+		if r.p.Types[t].Price >= below {
+			return -1
+		}
+		if a.Has(t) && b.Has(t) && r.open(t) && need.Fits(&r.p.Types[t].Capacity) {
+			return t
+		}
+	}
+	return -1
+}
+
+// mergeGrouped is merge when some class has a group cap: the pair's pods are summed class by
+// class, as the caps count them.
+func (r *rounder) mergeGrouped(from int) bool {
 	merged := false
 	for {
 		bi, bj, bt, gain := -1, -1, -1, 1e-12
