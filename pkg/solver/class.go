@@ -260,7 +260,41 @@ func (s *solve) compileForPools(c *class) {
 }
 
 // compileAlt compiles one alternative against a pool, or explains why it cannot hold there.
+//
+// What it finds depends on the alternative alone unless the class has host ports (DaemonSets'
+// ports rule types out) or the pool keeps minValues strictly (the class's requests rule types
+// out), so otherwise it is kept and shared: thousands of pods of distinct shapes but the same
+// constraints compile once. The result is never modified once made (claims clone its types).
 func (s *solve) compileAlt(p *pool, c *class, alt scheduling.Requirements) (*altInPool, *Reason) {
+	if len(c.hostPorts) > 0 || len(p.minValues) > 0 && s.strictMinValues() {
+		return s.compileAltFor(p, c, alt)
+	}
+	memo := s.altMemo
+	for i := len(memo) - 1; i >= max(0, len(memo)-altMemoDepth); i-- {
+		if m := &memo[i]; m.pool == p.index && m.reqs.Equal(alt) {
+			return m.a, m.r
+		}
+	}
+	a, r := s.compileAltFor(p, c, alt)
+	s.altMemo = append(memo, altMemo{pool: p.index, reqs: alt, a: a, r: r})
+	return a, r
+}
+
+// altMemoDepth is how many of the latest compiled alternatives compileAlt compares with: pods
+// come in runs of like constraints, and a class with constraints of its own costs one compile,
+// not a scan of all.
+const altMemoDepth = 16
+
+// altMemo is one alternative compileAlt compiled against a pool.
+type altMemo struct {
+	pool int
+	reqs scheduling.Requirements
+	a    *altInPool
+	r    *Reason
+}
+
+// compileAltFor compiles one alternative against a pool for class c.
+func (s *solve) compileAltFor(p *pool, c *class, alt scheduling.Requirements) (*altInPool, *Reason) {
 	a := &altInPool{reqs: alt}
 	for _, r := range alt.Items() {
 		if !s.typeKeys[r.Key] && !offeringKey(r.Key) {

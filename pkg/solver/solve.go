@@ -105,6 +105,7 @@ type solve struct {
 	hint        int  // pods of the class expected in the domain being filled (0: none)
 	scratchBits scheduling.Bitset
 	optBuf      []option
+	altMemo     []altMemo // the latest alternatives compileAlt compiled (class.go)
 
 	out           []*Claim
 	placements    []Placement
