@@ -33,18 +33,23 @@ const gridExact = 64
 // gridSteps are the grids tried, finest first, as steps per doubling (0: no rounding).
 var gridSteps = []int{0, 64, 32, 16, 8, 4, 2, 1}
 
-// roundUp is v rounded up onto the grid of steps per doubling.
+// roundUp is v rounded up onto the grid of steps per doubling; math.MaxInt64 when the grid
+// point above v is past what an int64 holds.
 func roundUp(v int64, steps int) int64 {
 	if steps == 0 || v <= gridExact {
 		return v
 	}
 	k := math.Ceil(math.Log2(float64(v)) * float64(steps))
-	r := int64(math.Ceil(math.Exp2(k / float64(steps))))
-	for r < v { // floating-point rounding
+	for { // k is off by one when floating-point rounding says so
+		r, ok := gridPoint(k, steps, math.Ceil)
+		if !ok {
+			return math.MaxInt64
+		}
+		if r >= v {
+			return r
+		}
 		k++
-		r = int64(math.Ceil(math.Exp2(k / float64(steps))))
 	}
-	return r
 }
 
 // roundDown is v rounded down onto the grid of steps per doubling.
@@ -53,12 +58,22 @@ func roundDown(v int64, steps int) int64 {
 		return v
 	}
 	k := math.Floor(math.Log2(float64(v)) * float64(steps))
-	r := int64(math.Floor(math.Exp2(k / float64(steps))))
-	for r > v { // floating-point rounding
+	for {
+		if r, ok := gridPoint(k, steps, math.Floor); ok && r <= v {
+			return r
+		}
 		k--
-		r = int64(math.Floor(math.Exp2(k / float64(steps))))
 	}
-	return r
+}
+
+// gridPoint is 2^(k/steps) made whole by round, and whether an int64 holds it (converting a
+// float past the int64 range gives no meaningful value).
+func gridPoint(k float64, steps int, round func(float64) float64) (int64, bool) {
+	f := round(math.Exp2(k / float64(steps)))
+	if f >= math.MaxInt64 { // the float64 nearest MaxInt64 is 2^63, already past it
+		return 0, false
+	}
+	return int64(f), true
 }
 
 // roundDownShape rounds every request of d down onto the grid.
