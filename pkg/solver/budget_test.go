@@ -1,6 +1,8 @@
 package solver
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -103,6 +105,21 @@ func TestGridRounding(t *testing.T) {
 	}
 }
 
+// TestGridRoundingHuge: requests near the top of int64 (a pod asking for exabytes, as
+// drawSnapshot's extreme pods do) round up to at most math.MaxInt64 and down to a non-negative
+// value, and the rounding returns: the grid point above such a value is not an int64, and
+// converting it looped roundUp forever.
+func TestGridRoundingHuge(t *testing.T) {
+	for _, v := range []int64{math.MaxInt64, math.MaxInt64 - 1, 6 << 60, 1 << 62, 7 << 60, math.MaxInt64 / 1000 * 1000} {
+		for _, st := range gridSteps {
+			up, down := roundUp(v, st), roundDown(v, st)
+			if up < v || down > v || down < 0 {
+				t.Fatalf("v %d steps %d: up %d down %d", v, st, up, down)
+			}
+		}
+	}
+}
+
 // TestBoundDeadlineStopsOnlyTheBound: BoundDeadline cuts the bound short and leaves the plan
 // as it would be without it.
 func TestBoundDeadlineStopsOnlyTheBound(t *testing.T) {
@@ -115,4 +132,43 @@ func TestBoundDeadlineStopsOnlyTheBound(t *testing.T) {
 	if !plan.Bound.Stopped || plan.Guide != free.Guide || plan.Price != free.Price || plan.LowerBound > plan.Price {
 		t.Fatalf("bound %+v, guide %+v, price %.4f (without %.4f), bound %.4f", plan.Bound, plan.Guide, plan.Price, free.Price, plan.LowerBound)
 	}
+}
+
+// TestPropertyAnyBudgetDistinctShapes: on pods of many distinct shapes, enough that the guide
+// merges them onto a grid (aggregate.go) and its patterns can promise more than fits, mixed
+// with constrained pods the guide leaves to first-fit, the plan is valid and no dearer than
+// plain first-fit-decreasing under any budget: a work cap (none, the default, or a drawn one) and
+// a deadline that fires after a drawn number of asks.
+func TestPropertyAnyBudgetDistinctShapes(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		snap := drawSnapshot(t)
+		n := rapid.IntRange(0, 160).Draw(t, "distinct")
+		seen := map[[2]int]bool{}
+		for i := 0; i < n; i++ {
+			s := [2]int{rapid.IntRange(50, 6000).Draw(t, "milli"), rapid.IntRange(64, 24576).Draw(t, "mib")}
+			if seen[s] {
+				continue
+			}
+			seen[s] = true
+			snap.Pods = append(snap.Pods, pod(fmt.Sprintf("%dm", s[0]), fmt.Sprintf("%dMi", s[1]), named(fmt.Sprintf("d%d", i)), labelled("app", "d")))
+		}
+		opts := Options{SkipBound: true}
+		opts.GuideWork = rapid.OneOf(rapid.Just(int64(-1)), rapid.Just(int64(0)), rapid.Int64Range(1, 1<<24)).Draw(t, "work")
+		if asks := rapid.IntRange(-1, 200).Draw(t, "deadlineAfter"); asks >= 0 {
+			opts.Deadline = func() bool { asks--; return asks < 0 }
+		}
+		plan, err := Solve(snap, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Verify(snap, plan); err != nil {
+			t.Fatalf("invalid plan: %v\n%s", err, describe(plan))
+		}
+		ffd, _ := Solve(snap, Options{SkipBound: true, NoGuide: true})
+		if len(plan.Unschedulable) > len(ffd.Unschedulable) ||
+			len(plan.Unschedulable) == len(ffd.Unschedulable) && plan.Price > ffd.Price+1e-9 {
+			t.Fatalf("%+v: %.4f with %d unschedulable, first-fit %.4f with %d", plan.Guide,
+				plan.Price, len(plan.Unschedulable), ffd.Price, len(ffd.Unschedulable))
+		}
+	})
 }
