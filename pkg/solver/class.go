@@ -69,6 +69,12 @@ type class struct {
 	// countPlanned keeps the skew of the class's own spreads among every selected pod where it
 	// is planned, not only among the firm ones; it is relaxed after honourMatched.
 	countPlanned bool
+	// priced is newPrice's latest answer for the class (n == 0: none), kept while the class's
+	// compiled alternatives are.
+	priced struct {
+		pool, n int
+		price   float64
+	}
 }
 
 func (c *class) remaining() int { return len(c.pods) - c.next }
@@ -204,6 +210,7 @@ func (s *solve) newClass(pod *corev1.Pod) *class {
 // compileForPools compiles the class's active alternatives against every pool, and once its
 // required alternatives alone when a preference is folded into the active ones.
 func (s *solve) compileForPools(c *class) {
+	c.priced.n = 0
 	c.compiled = make([][]*altInPool, len(s.pools))
 	c.poolReason = make([]*Reason, len(s.pools))
 	if len(c.prefs) > 0 && c.required == nil {
@@ -397,7 +404,22 @@ func (s *solve) holds(p *pool, c *class, alts []*altInPool) bool {
 
 // newPrice is the least that new claims of pool p would cost to hold n pods of the class: over
 // the types its alternatives allow, the price of as many nodes of the type as n pods need.
+//
+// Without reservations an offering's price never changes within a solve, so the answer for
+// the class, pool and n is kept: first-fit asks it of every open claim a class could grow.
 func (s *solve) newPrice(p *pool, c *class, n int) float64 {
+	memo := len(s.reservations) == 0
+	if memo && c.priced.n == n && c.priced.pool == p.index {
+		return c.priced.price
+	}
+	best := s.newPriceOf(p, c, n)
+	if memo {
+		c.priced.pool, c.priced.n, c.priced.price = p.index, n, best
+	}
+	return best
+}
+
+func (s *solve) newPriceOf(p *pool, c *class, n int) float64 {
 	best := inf
 	for _, a := range c.compiled[p.index] {
 		if a == nil {
