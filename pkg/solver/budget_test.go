@@ -172,3 +172,30 @@ func TestPropertyAnyBudgetDistinctShapes(t *testing.T) {
 		}
 	})
 }
+
+// TestLargerTypes: largerTypes finds, for every type, the first later one with more of some
+// resource, as comparing every pair does.
+func TestLargerTypes(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 40).Draw(t, "types")
+		types := make([]*ptype, n)
+		for i := range types {
+			types[i] = &ptype{}
+			for r := range 3 {
+				types[i].alloc[r] = int64(rapid.IntRange(0, 4).Draw(t, "alloc"))
+			}
+		}
+		larger := largerTypes(types)
+		for i := range types {
+			want := n
+			for j := i + 1; j < n && want == n; j++ {
+				if !types[j].alloc.Fits(&types[i].alloc) {
+					want = j
+				}
+			}
+			if int(larger[i]) != want {
+				t.Fatalf("type %d: larger %d, want %d", i, larger[i], want)
+			}
+		}
+	})
+}

@@ -121,7 +121,12 @@ func (s *solve) cheapestFitting(p *pool, types scheduling.Bitset, mask uint64, n
 		if t.offers[0].price >= bestPrice {
 			break
 		}
-		if !need.Fits(&t.alloc) || !p.withinLimits(from, &t.capacity) {
+		if !need.Fits(&t.alloc) {
+			// The types up to the next larger one hold no more: skip them.
+			ti = int(p.larger[ti]) - 1
+			continue
+		}
+		if !p.withinLimits(from, &t.capacity) {
 			continue
 		}
 		if price, _, ok := s.offerPrice(p, ti, mask); ok && price < bestPrice {

@@ -432,7 +432,11 @@ func (s *solve) newPriceOf(p *pool, c *class, n int) float64 {
 				break // cheapest first: no later type costs less, even for one node
 			}
 			fit := c.fit(&t.alloc)
-			if fit == 0 || t.bits&mask == 0 {
+			if fit == 0 {
+				ti = int(p.larger[ti]) - 1 // none up to the next larger type holds a pod
+				continue
+			}
+			if t.bits&mask == 0 {
 				continue
 			}
 			price, _, ok := s.offerPrice(p, ti, mask)

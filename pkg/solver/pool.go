@@ -159,6 +159,9 @@ type pool struct {
 	reason *Reason
 	// minValues are the requirements that ask for minValues distinct values of a type key.
 	minValues []minValue
+	// larger[ti] is the first type after ti with more allocatable in some resource (see
+	// largerTypes): a walk over the types for one that holds a request skips to it.
+	larger []int32
 }
 
 func (p *pool) name() string { return p.np.Name }
@@ -279,7 +282,33 @@ func (s *solve) compilePool(index int, np *NodePool) *pool {
 	p.keys = s.buildKeyIndex(p.types)
 	p.compileMinValues()
 	p.maxAlloc = maxAlloc(p, scheduling.FullBitset(len(p.types)))
+	p.larger = largerTypes(p.types)
 	return p
+}
+
+// largerTypes is, for each type (by index), the index of the first later type with more
+// allocatable than it in some resource (len(types) if none): every type in between has no more
+// of anything, so whatever the type cannot hold, none of them can. One pass per resource, with
+// a stack of the types still waiting for a larger one.
+func largerTypes(types []*ptype) []int32 {
+	n := len(types)
+	larger := make([]int32, n)
+	for i := range larger {
+		larger[i] = int32(n)
+	}
+	stack := make([]int32, 0, n)
+	for r := range scheduling.NumResources {
+		stack = stack[:0]
+		for j := range types {
+			for len(stack) > 0 && types[stack[len(stack)-1]].alloc[r] < types[j].alloc[r] {
+				i := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				larger[i] = min(larger[i], int32(j))
+			}
+			stack = append(stack, int32(j))
+		}
+	}
+	return larger
 }
 
 // buildKeyIndex indexes every type-decided key over the pool's types.
