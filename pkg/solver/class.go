@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -107,9 +106,10 @@ func (c *class) activeAlts() []scheduling.Requirements {
 func (s *solve) compileClasses() error {
 	byKey := map[string]*class{}
 	var buf []byte
+	var sc keyScratch
 	keys := s.selectorKeys()
 	for _, pod := range s.pending {
-		buf = classKey(buf[:0], pod, keys)
+		buf = classKey(buf[:0], pod, keys, &sc)
 		if c, ok := byKey[string(buf)]; ok {
 			c.pods = append(c.pods, pod)
 			continue
@@ -544,27 +544,43 @@ func selectorKeys(pods []*corev1.Pod, base map[string]bool) map[string]bool {
 	return keys
 }
 
+// keyScratch is classKey's reusable room for sorting map keys.
+type keyScratch struct {
+	strs  []string
+	names []corev1.ResourceName
+}
+
 // classKey appends to buf a key that is equal for two pods exactly when they are identical for
 // scheduling. It reads only the fields scheduling depends on, so pods of one controller share a
 // key even though their names, hostnames or environment differ.
 //
 // Only the labels some selector looks at (keys) are part of the key: other labels cannot change
 // where a pod may go.
-func classKey(buf []byte, pod *corev1.Pod, keys map[string]bool) []byte {
+func classKey(buf []byte, pod *corev1.Pod, keys map[string]bool, sc *keyScratch) []byte {
 	str := func(s string) {
 		buf = binary.AppendUvarint(buf, uint64(len(s)))
 		buf = append(buf, s...)
 	}
 	strMap := func(m map[string]string) {
 		buf = binary.AppendUvarint(buf, uint64(len(m)))
-		for _, k := range slices.Sorted(maps.Keys(m)) {
+		sc.strs = sc.strs[:0]
+		for k := range m {
+			sc.strs = append(sc.strs, k)
+		}
+		slices.Sort(sc.strs)
+		for _, k := range sc.strs {
 			str(k)
 			str(m[k])
 		}
 	}
 	resources := func(l corev1.ResourceList) {
 		buf = binary.AppendUvarint(buf, uint64(len(l)))
-		for _, k := range slices.Sorted(maps.Keys(l)) {
+		sc.names = sc.names[:0]
+		for k := range l {
+			sc.names = append(sc.names, k)
+		}
+		slices.Sort(sc.names)
+		for _, k := range sc.names {
 			q := l[k]
 			str(string(k))
 			// Milli-units, unless they overflow: then the quantity's own spelling, so that a
@@ -603,11 +619,16 @@ func classKey(buf []byte, pod *corev1.Pod, keys map[string]bool) []byte {
 	}
 	spec := &pod.Spec
 	str(pod.Namespace)
-	for _, k := range slices.Sorted(maps.Keys(pod.Labels)) {
+	sc.strs = sc.strs[:0]
+	for k := range pod.Labels {
 		if keys[k] {
-			str(k)
-			str(pod.Labels[k])
+			sc.strs = append(sc.strs, k)
 		}
+	}
+	slices.Sort(sc.strs)
+	for _, k := range sc.strs {
+		str(k)
+		str(pod.Labels[k])
 	}
 	str("|")
 	for i := range spec.InitContainers {
