@@ -12,7 +12,7 @@ import (
 // kube-apiserver is restarted (gracefully, then killed) at seeded random points of a scale-up
 // while the controller runs: 0.3–2.3 s after the scale-up starts (pods pending and batched),
 // and 0.3–2.3 s after its first NodeClaim exists (claims launching). Its watches must resume, and nothing may be done twice: the
-// NodeClaims the provisioner creates for the scale-up (tenon_provisioning_nodeclaims_created_total)
+// NodeClaims the provisioner creates for the scale-up (karpenter_nodeclaims_created_total, reason provisioned)
 // may exceed those of a clean scale-up of the same workload on the same cluster, run first, by
 // at most one per NodePool (a batch cut at a different moment may round up once more per
 // pool), and the final invariants of TestKillAtRandom hold.
@@ -32,7 +32,7 @@ func TestAPIServerRestart(t *testing.T) {
 		var v float64
 		c.eventually(30*time.Second, "reading the controller's metrics", func() (bool, string) {
 			var err error
-			v, err = ctl.metric("tenon_provisioning_nodeclaims_created_total")
+			v, err = ctl.metric("karpenter_nodeclaims_created_total", `reason="provisioned"`)
 			return err == nil, fmt.Sprint(err)
 		})
 		return v

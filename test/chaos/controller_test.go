@@ -132,7 +132,8 @@ func (c *controller) crashed() []string {
 }
 
 // metric returns the sum of a metric's samples whose labels contain every one of match
-// (`name="value"`), scraped from the running process.
+// (`name="value"`), scraped from the running process; it is an error if there is none, so that
+// a renamed metric cannot make a check vacuous.
 func (c *controller) metric(name string, match ...string) (float64, error) {
 	c.mu.Lock()
 	addr := c.metrics
@@ -147,6 +148,7 @@ func (c *controller) metric(name string, match ...string) (float64, error) {
 
 func sumMetric(r io.Reader, name string, match ...string) (float64, error) {
 	var sum float64
+	found := false
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 outer:
@@ -166,8 +168,15 @@ outer:
 			return 0, fmt.Errorf("metric line %q: %w", line, err)
 		}
 		sum += v
+		found = true
 	}
-	return sum, sc.Err()
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	if !found {
+		return 0, fmt.Errorf("no sample of %s %v", name, match)
+	}
+	return sum, nil
 }
 
 func freePort() (int, error) {
