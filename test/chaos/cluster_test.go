@@ -172,11 +172,17 @@ func deployment(s shape, n int32) *appsv1.Deployment {
 	}
 }
 
-// install creates the NodeClass, the NodePools, the PodDisruptionBudget and the Deployments.
-func (c *cluster) install(nc *simv1alpha1.SimNodeClass, pods int) {
+// install creates the NodeClass, the NodePools (each changed by mutate), the
+// PodDisruptionBudget and the Deployments.
+func (c *cluster) install(nc *simv1alpha1.SimNodeClass, pods int, mutate ...func(*apisv1.NodePool)) {
 	c.t.Helper()
 	minAvailable := intstr.FromString("75%")
-	c.create(nc, nodePool(poolGeneral, []string{"c5", "m5"}, budgetGeneral), nodePool(poolMemory, []string{"r5"}, budgetMemory),
+	general, memory := nodePool(poolGeneral, []string{"c5", "m5"}, budgetGeneral), nodePool(poolMemory, []string{"r5"}, budgetMemory)
+	for _, m := range mutate {
+		m(general)
+		m(memory)
+	}
+	c.create(nc, general, memory,
 		&policyv1.PodDisruptionBudget{
 			ObjectMeta: metav1.ObjectMeta{Name: pdbName, Namespace: "default"},
 			Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvailable,
