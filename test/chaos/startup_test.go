@@ -16,8 +16,10 @@ import (
 // the NodeClaims the provisioner creates until every pod runs may exceed the plan's by at most
 // one per NodePool (the controller batches the pods as its caches deliver them, and a batch cut
 // early may round up once more per pool). Consolidation is off for the NodePools so that
-// nothing bought too many is hidden by its removal. Before the fix, 36 pods that the plan
-// puts on 5 nodes were given 15 NodeClaims.
+// nothing bought too many is hidden by its removal. A loaded run of TestAPIServerRestart gave
+// such a start 15 NodeClaims for 36 pods that the plan puts on 4; on a quiet machine this test
+// saw 5, 5 and 6 (kube-scheduler binds pods elsewhere than the plan, and the leftovers no longer
+// fit: see docs/reliability.md), so it fails now and then while that is open.
 func TestStartupBuysWhatThePlanNeeds(t *testing.T) {
 	if !*flagRunaway {
 		t.Skip("runs with -chaos.runaway")
