@@ -48,8 +48,9 @@ func newController(t *testing.T, kubeconfig string, extra ...string) *controller
 }
 
 // args are the controller's flags: short batch windows and disruption delays so that a run
-// takes seconds, leader election off (a SIGKILLed leader's lease would hold its successor back
-// for its whole duration, and the flags to shorten it do not exist), metrics on a free port.
+// takes seconds, leader election off (a SIGKILLed leader's lease would hold its restarted
+// successor back for up to a lease duration; TestLeaderHandOver turns it on through extra),
+// metrics on a free port. Flags in extra come later and win.
 func (c *controller) args(metrics string) []string {
 	return append([]string{"controller",
 		"--kubeconfig=" + c.kubeconfig,
