@@ -16,10 +16,13 @@ import (
 
 // The leader election's timings in TestLeaderHandOver: short, so that a hand-over takes
 // seconds, and in the order client-go requires (lease > renew deadline > 1.2 retry periods).
+// A renew deadline of 3 s was too short on the loaded 2-core machine: a new leader busy with
+// its first batches missed it and gave up leading (the process exits then, as controller-runtime
+// makes it), leaving nobody to lead.
 const (
-	leaseDuration = 4 * time.Second
-	renewDeadline = 3 * time.Second
-	retryPeriod   = 500 * time.Millisecond
+	leaseDuration = 8 * time.Second
+	renewDeadline = 6 * time.Second
+	retryPeriod   = time.Second
 	leaseName     = "tenon-leader"
 )
 
@@ -147,7 +150,7 @@ func (r *roles) get(c *controller) role {
 	return r.last[c]
 }
 
-// Two `tenon controller` processes run with leader election on (a 4 s lease). Once the first
+// Two `tenon controller` processes run with leader election on (an 8 s lease). Once the first
 // leads and has created a NodeClaim of the scale-up, the second starts as a standby; the leader
 // is SIGKILLed a seeded 0–1.5 s later, mid scale-up. The standby takes the lease within
 // takeoverBound of the kill and finishes the scale-up. At every scrape (100 ms) the two never
