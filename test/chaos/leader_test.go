@@ -27,12 +27,13 @@ const (
 )
 
 // takeoverBound is the longest a standby may take, from the leader's SIGKILL, to lead: the
-// leader last renewed before it died; the standby notices a renewal up to 1.2 retry periods
-// late (client-go jitters each wait by up to 20%), counts the lease duration from then, and
-// tries again at most 1.2 retry periods after the lease lapsed; each of those waits starts
+// leader last renewed before it died; the standby notices a renewal up to 2.2 retry periods
+// late (client-go waits a retry period plus a jitter of up to 1.2 of it: wait.Jitter with
+// leaderelection.JitterFactor), counts the lease duration from then, and tries again at most
+// 2.2 retry periods after the lease lapsed; each of those waits starts
 // only once the previous try's Lease read and write have returned (client-go's sliding retry),
 // and the scrape that sees it lead runs every 100 ms: a second for those on a loaded machine.
-const takeoverBound = leaseDuration + 2*retryPeriod*12/10 + time.Second
+const takeoverBound = leaseDuration + 2*retryPeriod*22/10 + time.Second
 
 // leaderArgs run a controller with leader election on, its Lease in the default namespace.
 func leaderArgs() []string {
