@@ -38,6 +38,7 @@ func (f *controllerFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.opts.HealthAddr, "health-probe-bind-address", ":8081", "address to serve /healthz and /readyz on")
 	fs.BoolVar(&f.opts.LeaderElection, "leader-elect", true, "elect a leader so that only one replica acts")
 	fs.StringVar(&f.opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election Lease (default: the pod's namespace)")
+	registerLeaderFlags(fs, &f.opts)
 	fs.DurationVar(&f.opts.Provisioning.BatchIdle, "batch-idle-duration", 0, "close a provisioning batch after this long without new pending pods (default 1s)")
 	fs.DurationVar(&f.opts.Provisioning.BatchMax, "batch-max-duration", 0, "close a provisioning batch this long after it opened (default 10s)")
 	fs.IntVar(&f.opts.Provisioning.CreateWorkers, "nodeclaim-create-workers", 0, "NodeClaims created concurrently (default 16)")

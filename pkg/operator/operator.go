@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -47,6 +48,13 @@ type Options struct {
 	LeaderElection          bool
 	LeaderElectionNamespace string
 	LeaderElectionID        string
+	// LeaseDuration, RenewDeadline and RetryPeriod time the leader election (kube components'
+	// --leader-elect-lease-duration, --leader-elect-renew-deadline, --leader-elect-retry-period;
+	// controller-runtime's fields of the same names): a standby takes over at most LeaseDuration
+	// after the leader last renewed; the leader gives up if it cannot renew for RenewDeadline;
+	// every candidate tries every RetryPeriod. Zero: 15s, 10s and 2s. Each must exceed the next
+	// (RenewDeadline by more than 1.2 RetryPeriods, as client-go requires).
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// AllowRepeatedControllers lets several operators run in one process (tests, restarts
 	// simulated in-process); controller-runtime otherwise refuses a second controller name.
 	AllowRepeatedControllers bool
@@ -74,6 +82,11 @@ type Options struct {
 	EnableProfiling bool
 	// Metrics tunes the controller that publishes the cluster-state metrics.
 	Metrics metrics.Options
+	// AccessDeniedFor is how long the API server may refuse one of the controller's informers
+	// its list or watch (RBAC missing a rule its caches need) before Start stops with an error
+	// naming the resource (default DefaultAccessDeniedFor). /readyz fails from the first
+	// refusal.
+	AccessDeniedFor time.Duration
 }
 
 // ProfilingHandlers are the pprof handlers EnableProfiling adds to the metrics server, by path
@@ -105,6 +118,8 @@ type Operator struct {
 	Provisioner *provisioning.Provisioner
 	// Disruption is nil when Options.Disruption.Disabled.
 	Disruption *disruptionctrl.Controller
+
+	access *accessGuard
 }
 
 // New builds the manager, the mirror, the provider and the controllers. Nothing runs until
@@ -130,10 +145,15 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 	if opts.EnableProfiling {
 		metricsOpts.ExtraHandlers = ProfilingHandlers()
 	}
-	renew, lease := 10*time.Second, 15*time.Second
+	lease, renew, retryPeriod, err := leaderTimings(opts)
+	if err != nil {
+		return nil, err
+	}
+	access := newAccessGuard(opts.AccessDeniedFor, log.WithName("access"))
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  Scheme,
 		Logger:                  log,
+		Cache:                   cache.Options{DefaultWatchErrorHandler: access.handle},
 		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  opts.HealthAddr,
 		LeaderElection:          opts.LeaderElection,
@@ -141,6 +161,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
 		LeaseDuration:           &lease,
 		RenewDeadline:           &renew,
+		RetryPeriod:             &retryPeriod,
 		// Reconcilers also recover their own panics (internal/recovery), with an event and
 		// tenon_controller_panics_total; this is the net under that.
 		Controller: config.Controller{SkipNameValidation: &opts.AllowRepeatedControllers, RecoverPanic: ptr.To(true)},
@@ -148,7 +169,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
-	o := &Operator{Manager: mgr, Cluster: state.NewCluster(clock.RealClock{}), Unavailable: cloudprovider.NewUnavailableOfferings(clock.RealClock{})}
+	o := &Operator{Manager: mgr, access: access, Cluster: state.NewCluster(clock.RealClock{}), Unavailable: cloudprovider.NewUnavailableOfferings(clock.RealClock{})}
 	if o.Cloud, err = registry.Build(opts.CloudProvider, registry.Env{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Unavailable: o.Unavailable, Manager: mgr, AWS: opts.AWS,
 	}); err != nil {
@@ -229,7 +250,13 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 		return nil, err
 	}
 	if err := mgr.AddReadyzCheck("readyz", func(req *http.Request) error {
-		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+		if err := access.ready(); err != nil {
+			return err
+		}
+		// A probe has a short timeout of its own (a kubelet's is 1s by default); answer within it.
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
 			return fmt.Errorf("caches not synced")
 		}
 		return nil
@@ -239,5 +266,48 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 	return o, nil
 }
 
-// Start runs everything until ctx ends.
-func (o *Operator) Start(ctx context.Context) error { return o.Manager.Start(ctx) }
+// leaderTimings are the leader election's lease duration, renew deadline and retry period,
+// defaulted, or an error naming the flags that contradict each other.
+func leaderTimings(opts Options) (lease, renew, retry time.Duration, err error) {
+	lease, renew, retry = opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod
+	if lease == 0 {
+		lease = 15 * time.Second
+	}
+	if renew == 0 {
+		renew = 10 * time.Second
+	}
+	if retry == 0 {
+		retry = 2 * time.Second
+	}
+	switch {
+	case lease < 0 || renew < 0 || retry < 0:
+		err = fmt.Errorf("leader election: --leader-elect-lease-duration (%v), --leader-elect-renew-deadline (%v) and --leader-elect-retry-period (%v) must be positive", lease, renew, retry)
+	case lease <= renew:
+		err = fmt.Errorf("leader election: --leader-elect-lease-duration (%v) must be longer than --leader-elect-renew-deadline (%v)", lease, renew)
+	case float64(renew) <= 1.2*float64(retry):
+		err = fmt.Errorf("leader election: --leader-elect-renew-deadline (%v) must be longer than 1.2 times --leader-elect-retry-period (%v)", renew, retry)
+	}
+	return lease, renew, retry, err
+}
+
+// Start runs everything until ctx ends. It returns early, with an error naming the resource,
+// when the API server keeps refusing an informer its list or watch (Options.AccessDeniedFor):
+// the manager would otherwise wait for ever for that cache to sync, and would not return even
+// when ctx ends, since controller-runtime waits for the caches without watching ctx.
+func (o *Operator) Start(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- o.Manager.Start(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case err := <-o.access.fatal:
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second): // the manager stuck in its cache wait; its goroutines end with the process
+		}
+		return err
+	}
+}

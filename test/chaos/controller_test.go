@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -48,8 +49,9 @@ func newController(t *testing.T, kubeconfig string, extra ...string) *controller
 }
 
 // args are the controller's flags: short batch windows and disruption delays so that a run
-// takes seconds, leader election off (a SIGKILLed leader's lease would hold its successor back
-// for its whole duration, and the flags to shorten it do not exist), metrics on a free port.
+// takes seconds, leader election off (a SIGKILLed leader's lease would hold its restarted
+// successor back for up to a lease duration; TestLeaderHandOver turns it on through extra),
+// metrics on a free port. Flags in extra come later and win.
 func (c *controller) args(metrics string) []string {
 	return append([]string{"controller",
 		"--kubeconfig=" + c.kubeconfig,
@@ -174,10 +176,14 @@ outer:
 		return 0, err
 	}
 	if !found {
-		return 0, fmt.Errorf("no sample of %s %v", name, match)
+		return 0, fmt.Errorf("%w of %s %v", errNoSample, name, match)
 	}
 	return sum, nil
 }
+
+// errNoSample is what sumMetric returns when the scrape holds no sample of the metric: a
+// counter vector shows none until a first label set is counted.
+var errNoSample = errors.New("no sample")
 
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

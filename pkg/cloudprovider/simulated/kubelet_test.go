@@ -12,9 +12,11 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated"
 	"github.com/tenon-sh/tenon/pkg/scheduling"
@@ -197,5 +199,82 @@ func TestDeletedSimInstanceVanishes(t *testing.T) {
 	}
 	if _, ok := get(t, c, id, &corev1.Node{}); ok {
 		t.Error("the vanished instance has a Node")
+	}
+}
+
+// laggingNodes is a client whose reads of Nodes miss, as a manager's cache that has not yet
+// seen a Node the Kubelet has just created; its writes reach the store.
+func laggingNodes(c client.Client) client.Client {
+	return interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*corev1.Node); ok {
+				return apierrors.NewNotFound(corev1.Resource("nodes"), key.Name)
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
+}
+
+// A GPU instance's device resources reach its Node even when the Kubelet's client reads the
+// Nodes from a cache that lags: a Node missing from the cache is not a Node that is gone (the
+// regression: AddDevices took it for one, the GPUs were never published, and a pod asking for
+// one stayed pending for ever).
+func TestKubeletPublishesDevicesThroughALaggingCache(t *testing.T) {
+	ctx := context.Background()
+	spec := simv1alpha1.SimNodeClassSpec{BootDelay: dur("1s"), RegistrationDelay: dur("1s"), DevicePluginDelay: dur("1s")}
+	store := fakeClient(t, &simv1alpha1.SimNodeClass{ObjectMeta: metav1.ObjectMeta{Name: "fake"}, Spec: spec})
+	clk := &virtualClock{now: epoch}
+	p, err := simulated.New(simulated.Options{Client: laggingNodes(store), Reader: store, Clock: clk.Now, IDSeed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.Create(ctx, &apisv1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "gpu"},
+		Spec: apisv1.NodeClaimSpec{
+			Requirements: []apisv1.NodeSelectorRequirementWithMinValues{req(apisv1.LabelInstanceType, corev1.NodeSelectorOpIn, "g5.xlarge")},
+			NodeClassRef: &apisv1.NodeClassReference{Group: simv1alpha1.Group, Kind: simv1alpha1.SimNodeClassKind, Name: "fake"},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := instanceID(t, got.Status.ProviderID)
+	k := p.Kubelet()
+	for _, at := range []time.Duration{2 * time.Second, 3 * time.Second, 4 * time.Second} {
+		clk.now = epoch.Add(at)
+		if _, err := k.Pass(ctx); err != nil {
+			t.Fatalf("pass at +%v: %v", at, err)
+		}
+	}
+	node, ok := get(t, store, id, &corev1.Node{})
+	if !ok {
+		t.Fatal("the instance's Node was not registered")
+	}
+	gpu := corev1.ResourceName(scheduling.ResourceNvidiaGPU)
+	if q := node.Status.Capacity[gpu]; q.Value() != 1 {
+		t.Errorf("Node capacity %s = %v, want 1 (capacity %v)", gpu, q.String(), node.Status.Capacity)
+	}
+	if q := node.Status.Allocatable[gpu]; q.Value() != 1 {
+		t.Errorf("Node allocatable %s = %v, want 1", gpu, q.String())
+	}
+	if q := node.Status.Capacity[corev1.ResourceCPU]; q.Value() != 4 {
+		t.Errorf("Node capacity cpu = %v after the devices were added, want 4", q.String())
+	}
+}
+
+// Adding devices to a Node that is really gone (deleted while its instance runs) needs nothing
+// and is no error, so the Kubelet does not retry it for ever.
+func TestAddDevicesToADeletedNode(t *testing.T) {
+	c := fakeClient(t)
+	cat, err := catalog.Load("us-east-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, ok := cat.Get("g5.xlarge")
+	if !ok {
+		t.Fatal("g5.xlarge is not in the catalog")
+	}
+	if err := simulated.AddDevices(context.Background(), c, "i-gone", it); err != nil {
+		t.Errorf("AddDevices on a Node that does not exist: %v", err)
 	}
 }

@@ -2,6 +2,8 @@ package simulated
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"maps"
 
 	corev1 "k8s.io/api/core/v1"
@@ -87,39 +89,32 @@ func (p *Provider) addDevices(ctx context.Context, inst cloud.Instance) error {
 }
 
 // AddDevices adds the device resources of type it to Node name's capacity and allocatable, as
-// a device plugin registering them would. A Node that is gone, or already has them, needs
-// nothing.
+// a device plugin registering them would. It writes them with a merge patch of the Node's
+// status and reads nothing first: c may be a manager's cached client, whose cache can lag the
+// Node the caller has just created, and a Node missing from a lagging cache must not count as
+// done (its devices would never appear). The patch goes to the API server, so NotFound there
+// means the Node is really gone, which needs nothing; any other error is returned for the
+// caller to retry. Patching a Node that already has the resources changes nothing.
 func AddDevices(ctx context.Context, c client.Client, name string, it *catalog.InstanceType) error {
-	node := &corev1.Node{}
-	if err := c.Get(ctx, types.NamespacedName{Name: name}, node); err != nil {
-		return client.IgnoreNotFound(err)
-	}
 	capacity := it.Capacity.ResourceList()
 	allocatable := it.Allocatable().ResourceList()
-	missing := false
-	for name := range capacity {
-		if _, ok := node.Status.Capacity[name]; !ok {
-			missing = true
+	base := cloud.WithoutDevices(it.Capacity).ResourceList()
+	devCapacity, devAllocatable := corev1.ResourceList{}, corev1.ResourceList{}
+	for res, q := range capacity {
+		if _, isBase := base[res]; !isBase {
+			devCapacity[res] = q
+			devAllocatable[res] = allocatable[res]
 		}
 	}
-	if !missing {
+	if len(devCapacity) == 0 {
 		return nil
 	}
-	orig := node.DeepCopy()
-	if node.Status.Capacity == nil {
-		node.Status.Capacity = corev1.ResourceList{}
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"capacity": devCapacity, "allocatable": devAllocatable}})
+	if err != nil {
+		return fmt.Errorf("node %s: encoding its device resources: %w", name, err)
 	}
-	if node.Status.Allocatable == nil {
-		node.Status.Allocatable = corev1.ResourceList{}
-	}
-	base := cloud.WithoutDevices(it.Capacity).ResourceList()
-	for name, q := range capacity {
-		if _, isBase := base[name]; !isBase {
-			node.Status.Capacity[name] = q
-			node.Status.Allocatable[name] = allocatable[name]
-		}
-	}
-	return client.IgnoreNotFound(c.Status().Patch(ctx, node, client.MergeFrom(orig)))
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	return client.IgnoreNotFound(c.Status().Patch(ctx, node, client.RawPatch(types.MergePatchType, patch)))
 }
 
 // deleteNode deletes the instance's Node (finalizers may hold it; that is not our business).
