@@ -33,7 +33,9 @@ func testAdopt(t *testing.T, e *ctrltest.Env) {
 	fresh, drifted := karpenterClaim("adopt-fresh"), karpenterClaim("adopt-drifted")
 	e.Create(t, fresh)
 	e.Create(t, drifted)
-	// Karpenter found this one drifted before it stopped.
+	// Karpenter found this one drifted before it stopped. (Written once the claim is
+	// Initialized, when the controller no longer writes its status.)
+	e.WaitCondition(t, drifted.Name, apisv1.ConditionTypeInitialized)
 	ctrltest.Eventually(t, "the Drifted condition written", func() (bool, string) {
 		c := e.Claim(t, drifted.Name)
 		c.SetCondition(metav1.Condition{Type: apisv1.ConditionTypeDrifted, Status: metav1.ConditionTrue, Reason: "NodePoolDrifted"}, time.Now())
@@ -43,7 +45,7 @@ func testAdopt(t *testing.T, e *ctrltest.Env) {
 		return true, ""
 	})
 	// No NodePool yet: nothing to stamp.
-	e.WaitCondition(t, fresh.Name, apisv1.ConditionTypeLaunched)
+	e.WaitCondition(t, fresh.Name, apisv1.ConditionTypeInitialized)
 	if got := e.Claim(t, fresh.Name).Annotations; got[apisv1.NodePoolHashVersionAnnotationKey] != "v3" || got[apisv1.NodePoolHashAnnotationKey] != karpenterHash {
 		t.Errorf("a claim whose NodePool is missing was re-stamped: %v", got)
 	}
