@@ -2,10 +2,12 @@ package charts_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -25,6 +27,7 @@ func TestChartsLintClean(t *testing.T) {
 		{"tenon", nil},
 		{"tenon", map[string]any{
 			"serviceMonitor": map[string]any{"enabled": true},
+			"dashboards":     map[string]any{"enabled": true, "annotations": map[string]any{"grafana_folder": "tenon"}},
 			"settings":       map[string]any{"cloudProvider": "aws", "clusterName": "prod", "interruptionQueue": "prod", "kubeClientQPS": 100, "kubeClientBurst": 200, "isolatedVPC": true},
 			"image":          map[string]any{"digest": "sha256:" + strings.Repeat("a", 64)},
 		}},
@@ -56,6 +59,9 @@ func TestValuesSchemaRejectsTypos(t *testing.T) {
 		"replicas as a string":      {"replicas": "2"},
 		"IRSA annotation not a map": {"serviceAccount": map[string]any{"annotations": "arn:aws:iam::1:role/x"}},
 		"misspelled image key":      {"image": map[string]any{"repo": "example.com/tenon"}},
+		"misspelled dashboards key": {"dashboards": map[string]any{"enable": true}},
+		"takeover as a string":      {"settings": map[string]any{"takeover": "yes"}},
+		"lease namespace invalid":   {"settings": map[string]any{"karpenterLeaderElectionNamespace": "Kube_System"}},
 	}
 	for what, values := range bad {
 		if _, err := render(t, "tenon", values); err == nil {
@@ -229,11 +235,19 @@ func TestServiceAccountAnnotationsForIRSA(t *testing.T) {
 			t.Errorf("%s %s lacks the additional annotations: %v", o.GetKind(), o.GetName(), o.GetAnnotations())
 		}
 	}
-	for _, kind := range []string{"ClusterRoleBinding", "RoleBinding"} {
-		subjects, _, _ := unstructured.NestedSlice(find(t, objs, kind).Object, "subjects")
-		if len(subjects) != 1 || subjects[0].(map[string]any)["name"] != sa.GetName() || subjects[0].(map[string]any)["namespace"] != releaseNamespace {
-			t.Errorf("%s subjects = %v", kind, subjects)
+	bindings := 0
+	for _, o := range objs {
+		if kind := o.GetKind(); kind != "ClusterRoleBinding" && kind != "RoleBinding" {
+			continue
 		}
+		bindings++
+		subjects, _, _ := unstructured.NestedSlice(o.Object, "subjects")
+		if len(subjects) != 1 || subjects[0].(map[string]any)["name"] != sa.GetName() || subjects[0].(map[string]any)["namespace"] != releaseNamespace {
+			t.Errorf("%s %s subjects = %v", o.GetKind(), o.GetName(), subjects)
+		}
+	}
+	if bindings != 3 {
+		t.Errorf("%d bindings, want the ClusterRoleBinding and two RoleBindings", bindings)
 	}
 }
 
@@ -241,8 +255,12 @@ func TestServiceAccountAnnotationsForIRSA(t *testing.T) {
 func TestRBACGrantsNoSecretsAndNoWildcards(t *testing.T) {
 	for _, provider := range []string{"simulated", "aws"} {
 		objs := objects(t, mustRender(t, "tenon", map[string]any{"settings": map[string]any{"cloudProvider": provider}}))
-		for _, kind := range []string{"ClusterRole", "Role"} {
-			rules, _, _ := unstructured.NestedSlice(find(t, objs, kind).Object, "rules")
+		for _, o := range objs {
+			kind := o.GetKind()
+			if kind != "ClusterRole" && kind != "Role" {
+				continue
+			}
+			rules, _, _ := unstructured.NestedSlice(o.Object, "rules")
 			for _, r := range rules {
 				m := r.(map[string]any)
 				for _, field := range []string{"apiGroups", "resources", "verbs"} {
@@ -254,6 +272,116 @@ func TestRBACGrantsNoSecretsAndNoWildcards(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// The chart lets tenon read Karpenter's leader-election Lease, and nothing else, in the
+// namespace Karpenter runs in (settings.karpenterLeaderElectionNamespace), and passes that
+// Lease to tenon; settings.takeover becomes --takeover.
+func TestKarpenterLeaseRoleAndTakeover(t *testing.T) {
+	for _, c := range []struct {
+		values          map[string]any
+		namespace, name string
+		takeover        bool
+	}{
+		{nil, "kube-system", "karpenter-leader-election", false},
+		{map[string]any{"settings": map[string]any{"karpenterLeaderElectionNamespace": "karpenter", "karpenterLeaderElectionName": "kl", "takeover": true}}, "karpenter", "kl", true},
+	} {
+		objs := objects(t, mustRender(t, "tenon", c.values))
+		var role, binding *unstructured.Unstructured
+		for _, o := range objs {
+			if o.GetNamespace() != c.namespace {
+				continue
+			}
+			switch o.GetKind() {
+			case "Role":
+				role = o
+			case "RoleBinding":
+				binding = o
+			}
+		}
+		if role == nil || binding == nil {
+			t.Fatalf("values %v: no Role and RoleBinding in %s", c.values, c.namespace)
+		}
+		rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+		want := []any{map[string]any{"apiGroups": []any{"coordination.k8s.io"}, "resources": []any{"leases"}, "resourceNames": []any{c.name}, "verbs": []any{"get"}}}
+		if !reflect.DeepEqual(rules, want) {
+			t.Errorf("values %v: the Role in %s grants %v, want %v", c.values, c.namespace, rules, want)
+		}
+		if ref, _, _ := unstructured.NestedString(binding.Object, "roleRef", "name"); ref != role.GetName() {
+			t.Errorf("values %v: the RoleBinding binds %s, want %s", c.values, ref, role.GetName())
+		}
+		args := argsOf(container(t, c.values))
+		for _, a := range []string{"--karpenter-leader-election-namespace=" + c.namespace, "--karpenter-leader-election-name=" + c.name} {
+			if !slices.Contains(args, a) {
+				t.Errorf("values %v: args %v lack %s", c.values, args, a)
+			}
+		}
+		if got := slices.Contains(args, "--takeover"); got != c.takeover {
+			t.Errorf("values %v: --takeover in args is %t, want %t", c.values, got, c.takeover)
+		}
+	}
+}
+
+// With dashboards.enabled each dashboard of charts/tenon/dashboards becomes a ConfigMap with
+// Grafana's sidecar label, holding the file as it is; by default there are none.
+func TestDashboardConfigMaps(t *testing.T) {
+	for _, o := range objects(t, mustRender(t, "tenon", nil)) {
+		if o.GetKind() == "ConfigMap" {
+			t.Errorf("the default values render ConfigMap %s", o.GetName())
+		}
+	}
+	files, err := filepath.Glob(filepath.Join("tenon", "dashboards", "*.json"))
+	if err != nil || len(files) != 3 {
+		t.Fatalf("dashboards: %v %v", files, err)
+	}
+	objs := objects(t, mustRender(t, "tenon", map[string]any{"dashboards": map[string]any{
+		"enabled": true, "namespace": "monitoring", "annotations": map[string]any{"grafana_folder": "tenon"},
+	}}))
+	byFile := map[string]*unstructured.Unstructured{}
+	for _, o := range objs {
+		if o.GetKind() != "ConfigMap" {
+			continue
+		}
+		data, _, _ := unstructured.NestedStringMap(o.Object, "data")
+		if len(data) != 1 {
+			t.Errorf("ConfigMap %s holds %d files, want one dashboard", o.GetName(), len(data))
+		}
+		for k := range data {
+			byFile[k] = o
+		}
+	}
+	if len(byFile) != len(files) {
+		t.Errorf("%d dashboard ConfigMaps for %d dashboards", len(byFile), len(files))
+	}
+	for _, f := range files {
+		cm, ok := byFile[filepath.Base(f)]
+		if !ok {
+			t.Errorf("no ConfigMap holds %s", f)
+			continue
+		}
+		want, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, _ := unstructured.NestedString(cm.Object, "data", filepath.Base(f))
+		if strings.TrimSpace(got) != strings.TrimSpace(string(want)) {
+			t.Errorf("ConfigMap %s does not hold %s as it is", cm.GetName(), f)
+		}
+		var dash map[string]any
+		if err := json.Unmarshal([]byte(got), &dash); err != nil || dash["uid"] == nil {
+			t.Errorf("ConfigMap %s: not a dashboard (%v)", cm.GetName(), err)
+		}
+		if cm.GetLabels()["grafana_dashboard"] != "1" || cm.GetNamespace() != "monitoring" || cm.GetAnnotations()["grafana_folder"] != "tenon" {
+			t.Errorf("ConfigMap %s: labels %v, annotations %v, namespace %s", cm.GetName(), cm.GetLabels(), cm.GetAnnotations(), cm.GetNamespace())
+		}
+	}
+	// A sidecar configured with another label finds them under it.
+	objs = objects(t, mustRender(t, "tenon", map[string]any{"dashboards": map[string]any{"enabled": true, "label": "dashboards", "labelValue": "tenon"}}))
+	for _, o := range objs {
+		if o.GetKind() == "ConfigMap" && (o.GetLabels()["dashboards"] != "tenon" || o.GetNamespace() != releaseNamespace) {
+			t.Errorf("ConfigMap %s: labels %v in %s", o.GetName(), o.GetLabels(), o.GetNamespace())
 		}
 	}
 }

@@ -103,6 +103,7 @@ var ciRules = []string{
 	"ClusterRole karpenter.sh/nodeclaims/finalizers update",
 	"ClusterRole /nodes/status patch",
 	"Role coordination.k8s.io/leases[tenon-leader] get,update",
+	"Role coordination.k8s.io/leases[karpenter-leader-election] get",
 }
 
 // unexercised are grants the scenario does not reach, each with the code path that needs it.
@@ -156,7 +157,13 @@ func newRBACHarness(t *testing.T) *rbacHarness {
 			}
 		}
 	}
-	h.fullRules = ruleSetOf(t, find(t, objs, "ClusterRole"), find(t, objs, "Role"))
+	var roles []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == "Role" {
+			roles = append(roles, o)
+		}
+	}
+	h.fullRules = ruleSetOf(t, find(t, objs, "ClusterRole"), roles...)
 	sa := find(t, objs, "ServiceAccount")
 
 	// A token for the ServiceAccount, as the kubelet projects one into the pod.
@@ -201,13 +208,15 @@ func (h *rbacHarness) saConfig(rec *recorder) *rest.Config {
 func (h *rbacHarness) setRules(t *testing.T, rules ruleSet) {
 	t.Helper()
 	ctx := context.Background()
-	for _, r := range []struct {
+	type objRules struct {
 		obj   client.Object
 		rules []rbacv1.PolicyRule
-	}{
-		{&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: rules.clusterRole}}, rules.cluster},
-		{&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: rules.role, Namespace: releaseNamespace}}, rules.namespaced},
-	} {
+	}
+	all := []objRules{{&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: rules.clusterRole}}, rules.cluster}}
+	for _, r := range rules.roles {
+		all = append(all, objRules{&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: r.name, Namespace: r.namespace}}, r.rules})
+	}
+	for _, r := range all {
 		if err := h.admin.Get(ctx, client.ObjectKeyFromObject(r.obj), r.obj); err != nil {
 			t.Fatal(err)
 		}
@@ -242,10 +251,7 @@ func (h *rbacHarness) setRules(t *testing.T, rules ruleSet) {
 
 // allowed asks the API server whether the ServiceAccount may do what g grants.
 func (h *rbacHarness) allowed(ctx context.Context, g grant) (bool, error) {
-	ns := ""
-	if g.namespaced {
-		ns = releaseNamespace
-	}
+	ns := g.namespace
 	resource, sub, _ := strings.Cut(g.resource, "/")
 	sar, err := h.cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User: h.user, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + releaseNamespace, "system:authenticated"},
@@ -438,35 +444,48 @@ func (r *recorder) allowed() []apiRequest {
 
 // --- the rules ---
 
-// ruleSet is the rules of the chart's ClusterRole and Role.
+// ruleSet is the rules of the chart's ClusterRole and Roles: the Role in tenon's namespace
+// and the one in Karpenter's (its leader-election Lease).
 type ruleSet struct {
-	clusterRole, role   string
-	cluster, namespaced []rbacv1.PolicyRule
+	clusterRole string
+	cluster     []rbacv1.PolicyRule
+	roles       []roleRules
 }
 
-func ruleSetOf(t *testing.T, clusterRole, role *unstructured.Unstructured) ruleSet {
+// roleRules are the rules of one Role.
+type roleRules struct {
+	name, namespace string
+	rules           []rbacv1.PolicyRule
+}
+
+func ruleSetOf(t *testing.T, clusterRole *unstructured.Unstructured, roles ...*unstructured.Unstructured) ruleSet {
 	t.Helper()
 	var cr rbacv1.ClusterRole
-	var r rbacv1.Role
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(clusterRole.Object, &cr); err != nil {
 		t.Fatal(err)
 	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(role.Object, &r); err != nil {
-		t.Fatal(err)
+	s := ruleSet{clusterRole: cr.Name, cluster: cr.Rules}
+	for _, role := range roles {
+		var r rbacv1.Role
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(role.Object, &r); err != nil {
+			t.Fatal(err)
+		}
+		s.roles = append(s.roles, roleRules{name: r.Name, namespace: r.Namespace, rules: r.Rules})
 	}
-	return ruleSet{clusterRole: cr.Name, role: r.Name, cluster: cr.Rules, namespaced: r.Rules}
+	return s
 }
 
-// ruleRef is one rule of the set.
+// ruleRef is one rule of the set: of the ClusterRole when role < 0, else of roles[role].
 type ruleRef struct {
-	namespaced bool
-	index      int
-	rule       rbacv1.PolicyRule
+	role      int
+	namespace string // the Role's
+	index     int
+	rule      rbacv1.PolicyRule
 }
 
 func (r ruleRef) String() string {
 	kind := "ClusterRole"
-	if r.namespaced {
+	if r.role >= 0 {
 		kind = "Role"
 	}
 	names := ""
@@ -489,27 +508,32 @@ func (r ruleRef) allows(a apiRequest) bool {
 func (s ruleSet) each() []ruleRef {
 	var out []ruleRef
 	for i, r := range s.cluster {
-		out = append(out, ruleRef{index: i, rule: r})
+		out = append(out, ruleRef{role: -1, index: i, rule: r})
 	}
-	for i, r := range s.namespaced {
-		out = append(out, ruleRef{namespaced: true, index: i, rule: r})
+	for ri, role := range s.roles {
+		for i, r := range role.rules {
+			out = append(out, ruleRef{role: ri, namespace: role.namespace, index: i, rule: r})
+		}
 	}
 	return out
 }
 
 func (s ruleSet) without(victim ruleRef) ruleSet {
 	out := s
-	if victim.namespaced {
-		out.namespaced = slices.Delete(slices.Clone(s.namespaced), victim.index, victim.index+1)
+	if victim.role >= 0 {
+		out.roles = slices.Clone(s.roles)
+		r := &out.roles[victim.role]
+		r.rules = slices.Delete(slices.Clone(r.rules), victim.index, victim.index+1)
 	} else {
 		out.cluster = slices.Delete(slices.Clone(s.cluster), victim.index, victim.index+1)
 	}
 	return out
 }
 
-// grant is one verb on one resource (and name, when the rule names some) that a rule allows.
+// grant is one verb on one resource (and name, when the rule names some) that a rule allows;
+// namespace is the Role's, empty for the ClusterRole's.
 type grant struct {
-	namespaced                  bool
+	namespace                   string
 	group, resource, verb, name string
 }
 
@@ -528,7 +552,7 @@ func (g grant) matches(a apiRequest) bool {
 	if a.verb != g.verb || a.group != g.group || a.resource != g.resource {
 		return false
 	}
-	if g.namespaced && a.namespace != releaseNamespace {
+	if g.namespace != "" && a.namespace != g.namespace {
 		return false
 	}
 	return g.name == "" || a.name == g.name
@@ -563,7 +587,7 @@ func grantsOf(r ruleRef) []grant {
 		for _, res := range r.rule.Resources {
 			for _, verb := range r.rule.Verbs {
 				for _, n := range names {
-					out = append(out, grant{namespaced: r.namespaced, group: group, resource: res, verb: verb, name: n})
+					out = append(out, grant{namespace: r.namespace, group: group, resource: res, verb: verb, name: n})
 				}
 			}
 		}

@@ -44,4 +44,7 @@ func TestChartDeploymentArgsAreControllerFlags(t *testing.T) {
 	if !f.opts.LeaderElection || f.opts.LeaderElectionNamespace != "tenon-system" || f.opts.MetricsAddr != ":8080" || f.opts.HealthAddr != ":8081" {
 		t.Errorf("parsed %+v from the chart's arguments", f.opts)
 	}
+	if c := f.opts.Coexistence; c.Takeover || c.KarpenterLease.Namespace != "kube-system" || c.KarpenterLease.Name != "karpenter-leader-election" {
+		t.Errorf("the chart's arguments say %+v about Karpenter, want its Lease kube-system/karpenter-leader-election checked, no takeover", c)
+	}
 }

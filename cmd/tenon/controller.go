@@ -39,6 +39,9 @@ func (f *controllerFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.opts.LeaderElection, "leader-elect", true, "elect a leader so that only one replica acts")
 	fs.StringVar(&f.opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election Lease (default: the pod's namespace)")
 	registerLeaderFlags(fs, &f.opts)
+	fs.BoolVar(&f.opts.Coexistence.Takeover, "takeover", false, "start even while Karpenter's leader-election Lease is held, and adopt the NodeClaims Karpenter made (docs/migrate.md); without it tenon refuses to start while Karpenter runs")
+	fs.StringVar(&f.opts.Coexistence.KarpenterLease.Name, "karpenter-leader-election-name", operator.DefaultKarpenterLeaseName, "name of Karpenter's leader-election Lease, which tenon checks at start-up (Karpenter's --leader-election-name)")
+	fs.StringVar(&f.opts.Coexistence.KarpenterLease.Namespace, "karpenter-leader-election-namespace", operator.DefaultKarpenterLeaseNamespace, "namespace of Karpenter's leader-election Lease: the namespace Karpenter runs in (Karpenter's --leader-election-namespace)")
 	fs.DurationVar(&f.opts.Provisioning.BatchIdle, "batch-idle-duration", 0, "close a provisioning batch after this long without new pending pods (default 1s)")
 	fs.DurationVar(&f.opts.Provisioning.BatchMax, "batch-max-duration", 0, "close a provisioning batch this long after it opened (default 10s)")
 	fs.IntVar(&f.opts.Provisioning.CreateWorkers, "nodeclaim-create-workers", 0, "NodeClaims created concurrently (default 16)")
@@ -200,7 +203,7 @@ DISABLE_LEADER_ELECTION), TENON_ ones winning.`,
 // keys Karpenter logs them under) and the choices that matter most when reading what follows.
 func (f *controllerFlags) startupValues() []any {
 	v := version.Get()
-	return []any{"version", v.Version, "commit", v.Commit, "cloudProvider", f.opts.CloudProvider, "leaderElection", f.opts.LeaderElection}
+	return []any{"version", v.Version, "commit", v.Commit, "cloudProvider", f.opts.CloudProvider, "leaderElection", f.opts.LeaderElection, "takeover", f.opts.Coexistence.Takeover}
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {

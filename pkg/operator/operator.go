@@ -47,7 +47,8 @@ type Options struct {
 	// LeaderElection makes only one replica act; LeaderElectionNamespace holds its Lease.
 	LeaderElection          bool
 	LeaderElectionNamespace string
-	LeaderElectionID        string
+	// LeaderElectionID names tenon's own Lease (default tenon-leader, DefaultLeaderElectionID).
+	LeaderElectionID string
 	// LeaseDuration, RenewDeadline and RetryPeriod time the leader election (kube components'
 	// --leader-elect-lease-duration, --leader-elect-renew-deadline, --leader-elect-retry-period;
 	// controller-runtime's fields of the same names): a standby takes over at most LeaseDuration
@@ -55,6 +56,9 @@ type Options struct {
 	// every candidate tries every RetryPeriod. Zero: 15s, 10s and 2s. Each must exceed the next
 	// (RenewDeadline by more than 1.2 RetryPeriods, as client-go requires).
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// Coexistence: refuse to start while Karpenter's leader-election Lease is held, unless
+	// taking over (--takeover).
+	Coexistence Coexistence
 	// AllowRepeatedControllers lets several operators run in one process (tests, restarts
 	// simulated in-process); controller-runtime otherwise refuses a second controller name.
 	AllowRepeatedControllers bool
@@ -129,8 +133,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 		opts.CloudProvider = registry.Default
 	}
 	if opts.LeaderElectionID == "" {
-		opts.LeaderElectionID = "tenon-leader"
+		opts.LeaderElectionID = DefaultLeaderElectionID
 	}
+	opts.Coexistence.defaults()
 	cfg = rest.CopyConfig(cfg)
 	if cfg.QPS == 0 {
 		cfg.QPS, cfg.Burst = 200, 400
@@ -140,6 +145,13 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 	}
 	if opts.KubeClientBurst > 0 {
 		cfg.Burst = opts.KubeClientBurst
+	}
+	direct, err := client.New(cfg, client.Options{Scheme: Scheme})
+	if err != nil {
+		return nil, fmt.Errorf("creating the API client: %w", err)
+	}
+	if err := checkKarpenter(ctx, direct, opts.Coexistence, time.Now(), log); err != nil {
+		return nil, err
 	}
 	metricsOpts := metricsserver.Options{BindAddress: opts.MetricsAddr}
 	if opts.EnableProfiling {

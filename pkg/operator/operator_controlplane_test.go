@@ -2,6 +2,7 @@ package operator_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -10,6 +11,12 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-sh/tenon/internal/controlplane"
 	"github.com/tenon-sh/tenon/internal/controlplane/testenv"
@@ -95,5 +102,73 @@ func TestOperatorClientLimitsProfilingAndMetricsEndpoint(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Errorf("operator: %v", err)
 		}
+	}
+}
+
+// tenon refuses to start while Karpenter's leader-election Lease (in the namespace and under
+// the name it is told) is held and fresh, naming the Lease, its holder and its renewal; it
+// starts with --takeover, and without it once the Lease has lapsed or been released.
+func TestOperatorRefusesToStartNextToALiveKarpenter(t *testing.T) {
+	all, err := crds.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := testenv.Start(t, controlplane.Options{CRDs: all})
+	kube, err := client.New(cp.RESTConfig(), client.Options{Scheme: operator.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "karpenter"}}); err != nil {
+		t.Fatal(err)
+	}
+	holder := "karpenter-7c9d6b5f8-q4zr2_9e1b7d3a-5c2f-4e8a-b6d1-0f3a2c4e6b8d"
+	renewed := time.Now().Add(-2 * time.Second).Truncate(time.Second)
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "karpenter", Name: operator.DefaultKarpenterLeaseName},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: ptr.To[int32](3600),
+			AcquireTime: ptr.To(metav1.NewMicroTime(renewed)), RenewTime: ptr.To(metav1.NewMicroTime(renewed))},
+	}
+	if err := kube.Create(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
+	inKarpenterNS := operator.Coexistence{KarpenterLease: types.NamespacedName{Namespace: "karpenter", Name: operator.DefaultKarpenterLeaseName}}
+	newOp := func(c operator.Coexistence) error {
+		_, err := operator.New(ctx, cp.RESTConfig(), operator.Options{MetricsAddr: "0", HealthAddr: "0", AllowRepeatedControllers: true, Coexistence: c}, logr.Discard())
+		return err
+	}
+
+	err = newOp(inKarpenterNS)
+	var running *operator.KarpenterRunningError
+	if !errors.As(err, &running) {
+		t.Fatalf("tenon started next to a live Karpenter (error: %v)", err)
+	}
+	for _, want := range []string{"karpenter/karpenter-leader-election", holder, "renewed " + renewed.UTC().Format(time.RFC3339), "--takeover"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal %q does not say %q", err, want)
+		}
+	}
+	if err := newOp(operator.Coexistence{}); err != nil {
+		t.Errorf("with the default Lease namespace (kube-system, where no Karpenter runs) tenon did not start: %v", err)
+	}
+	takeover := inKarpenterNS
+	takeover.Takeover = true
+	if err := newOp(takeover); err != nil {
+		t.Errorf("with --takeover tenon did not start: %v", err)
+	}
+
+	lease.Spec.RenewTime = ptr.To(metav1.NewMicroTime(time.Now().Add(-2 * time.Hour)))
+	if err := kube.Update(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
+	if err := newOp(inKarpenterNS); err != nil {
+		t.Errorf("with Karpenter's Lease lapsed tenon did not start: %v", err)
+	}
+	lease.Spec.HolderIdentity, lease.Spec.RenewTime = ptr.To(""), ptr.To(metav1.NewMicroTime(time.Now()))
+	if err := kube.Update(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
+	if err := newOp(inKarpenterNS); err != nil {
+		t.Errorf("with Karpenter's Lease released tenon did not start: %v", err)
 	}
 }

@@ -110,6 +110,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return kube.Result(reconcile.Result{}, err)
 	}
 	orig := claim.DeepCopy()
+	if err := c.adopt(ctx, claim); err != nil {
+		return kube.Result(reconcile.Result{}, err)
+	}
 	s := &step{}
 	c.advance(ctx, claim, s)
 	if s.deleted {

@@ -34,6 +34,7 @@ func TestOnControlPlane(t *testing.T) {
 		t.Run("InsufficientCapacity", func(t *testing.T) { t.Parallel(); testInsufficientCapacity(t, e, m) })
 		t.Run("RegistrationTimeout", func(t *testing.T) { t.Parallel(); testRegistrationTimeout(t, e, m) })
 		t.Run("LaunchTimeout", func(t *testing.T) { t.Parallel(); testLaunchTimeout(t, e) })
+		t.Run("Adopt", func(t *testing.T) { t.Parallel(); testAdopt(t, e) })
 	})
 }
 

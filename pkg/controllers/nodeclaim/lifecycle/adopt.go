@@ -1,0 +1,57 @@
+package lifecycle
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+)
+
+// ReasonAdopted is the event reason of a NodeClaim another controller made (Karpenter, or a
+// tenon of another hash version) that tenon takes on as its own.
+const ReasonAdopted = "Adopted"
+
+// adopt re-stamps the NodePool hash of a claim stamped by another hash version, such as one
+// Karpenter made (karpenter.sh/nodepool-hash-version v3): tenon's hash of the same template
+// differs from Karpenter's, so the claim is given the hash of its NodePool as it is now, as
+// Karpenter itself does when its hash version changes. Until then the claim is never judged
+// drifted from its NodePool's template; from then on a change to the template drifts it. A
+// claim already Drifted keeps its old hash, and so stays drifted.
+// Everything else about such a claim (its finalizer, conditions, Node) is tenon's already:
+// both speak the same API. A claim whose NodePool is gone, or that names none, is left as it
+// is. It changes claim in memory; Reconcile writes it.
+func (c *Controller) adopt(ctx context.Context, claim *apisv1.NodeClaim) error {
+	if claim.Annotations[apisv1.NodePoolHashVersionAnnotationKey] == apisv1.NodePoolHashVersion {
+		return nil
+	}
+	name := claim.Labels[apisv1.NodePoolLabelKey]
+	if name == "" {
+		return nil
+	}
+	np := &apisv1.NodePool{}
+	if err := c.deps.Client.Get(ctx, types.NamespacedName{Name: name}, np); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	from := claim.Annotations[apisv1.NodePoolHashVersionAnnotationKey]
+	if claim.Annotations == nil {
+		claim.Annotations = map[string]string{}
+	}
+	claim.Annotations[apisv1.NodePoolHashVersionAnnotationKey] = apisv1.NodePoolHashVersion
+	if from == "" {
+		from = "none"
+	}
+	if claim.IsTrue(apisv1.ConditionTypeDrifted) {
+		// Already found drifted by the controller that made it: its old hash, which differs
+		// from tenon's, keeps it drifted rather than forgiving it.
+		c.deps.Recorder.Eventf(claim, corev1.EventTypeNormal, ReasonAdopted,
+			"adopted: nodepool hash version %s re-stamped as %s; the claim was drifted and stays so", from, apisv1.NodePoolHashVersion)
+		return nil
+	}
+	claim.Annotations[apisv1.NodePoolHashAnnotationKey] = np.Hash()
+	c.deps.Recorder.Eventf(claim, corev1.EventTypeNormal, ReasonAdopted,
+		"adopted: nodepool hash version %s re-stamped as %s with nodepool %s's current template hash", from, apisv1.NodePoolHashVersion, name)
+	return nil
+}
