@@ -13,9 +13,9 @@ func BenchmarkListInstanceTypes(b *testing.B) {
 	nc := f.nodeClass("bench")
 	b.Run("cold", func(b *testing.B) {
 		b.ReportAllocs()
-		before := f.calls.Load()
+		before := f.Calls()
 		for b.Loop() {
-			p, err := New(f.ec2, f.prices, Options{Region: "us-east-1", Clock: f.clock})
+			p, err := New(f.EC2, f.prices, Options{Region: "us-east-1", Clock: f.clock})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -23,19 +23,19 @@ func BenchmarkListInstanceTypes(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		b.ReportMetric(float64(f.calls.Load()-before)/float64(b.N), "calls/op")
+		b.ReportMetric(float64(f.Calls()-before)/float64(b.N), "calls/op")
 	})
 	b.Run("warm", func(b *testing.B) {
 		b.ReportAllocs()
 		if _, err := f.p.List(ctx, nc); err != nil {
 			b.Fatal(err)
 		}
-		before := f.calls.Load()
+		before := f.Calls()
 		for b.Loop() {
 			if _, err := f.p.List(ctx, nc); err != nil {
 				b.Fatal(err)
 			}
 		}
-		b.ReportMetric(float64(f.calls.Load()-before)/float64(b.N), "calls/op")
+		b.ReportMetric(float64(f.Calls()-before)/float64(b.N), "calls/op")
 	})
 }

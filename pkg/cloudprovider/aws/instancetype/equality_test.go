@@ -87,18 +87,18 @@ func TestReservationsAreReservedOfferingsAsTheCatalogMakesThem(t *testing.T) {
 	}
 	// With EC2 down past the reservation TTL, the last free capacity stays and the call is
 	// not repeated on every List.
-	f.down()
+	f.Down()
 	f.clock.Step(DefaultReservationTTL)
 	got = f.list(t, nc)
 	if diffs := sameTypes(got, cat.Types); len(diffs) > 0 {
 		t.Fatalf("with EC2 down:\n%s", strings.Join(diffs, "\n"))
 	}
-	before := f.calls.Load()
+	before := f.Calls()
 	f.list(t, nc)
-	if n := f.calls.Load() - before; n != 0 {
+	if n := f.Calls() - before; n != 0 {
 		t.Fatalf("%d calls on the next List while EC2 is down", n)
 	}
-	f.up()
+	f.Up()
 	f.clock.Step(DefaultTTL)
 	// Expiring, and outside the subnets' zones: no offering.
 	nc.Status.CapacityReservations[2].State = awsv1.CapacityReservationStateExpiring

@@ -178,9 +178,9 @@ func allAvailable(it *catalog.InstanceType) bool {
 func TestDescribeResultsAreCachedForTheTTLAndShared(t *testing.T) {
 	f := newFixture(t, nil, Options{})
 	calls := func(do func()) int64 {
-		before := f.calls.Load()
+		before := f.Calls()
 		do()
-		return f.calls.Load() - before
+		return f.Calls() - before
 	}
 	a, b, c := f.nodeClass("a"), f.nodeClass("b"), f.nodeClass("c", "us-east-1a")
 	cold := calls(func() { f.list(t, a) })
@@ -226,7 +226,7 @@ func TestSpotPriceChangesReachTheListedOfferings(t *testing.T) {
 		return 0
 	}
 	before := spot()
-	f.s.SetSpotPrice("c5.xlarge", "us-east-1b", 0.0042)
+	f.Server.SetSpotPrice("c5.xlarge", "us-east-1b", 0.0042)
 	if err := f.prices.RefreshSpot(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -244,58 +244,58 @@ func TestEC2DownServesTheEmbeddedCatalogOnceLoggedAndRecovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.down()
+	f.Down()
 	got := f.list(t, nc)
 	if diffs := sameTypes(got, want.Types); len(diffs) > 0 {
 		t.Fatalf("fallback differs from the embedded catalog:\n%s", strings.Join(diffs, "\n"))
 	}
 	f.clock.Step(DefaultRetryInterval)
 	f.list(t, nc)
-	if n := f.log.count("serving the embedded catalog"); n != 1 {
+	if n := f.log.Count("serving the embedded catalog"); n != 1 {
 		t.Fatalf("%d log lines about the fallback after two Lists, want 1", n)
 	}
-	f.up()
+	f.Up()
 	f.list(t, nc) // within the retry interval: no call yet
-	if n := f.log.count("reachable again"); n != 0 {
+	if n := f.log.Count("reachable again"); n != 0 {
 		t.Fatal("tried EC2 before the retry interval")
 	}
 	f.clock.Step(DefaultRetryInterval)
 	got = f.list(t, nc)
-	if n := f.log.count("reachable again"); n != 1 {
+	if n := f.log.Count("reachable again"); n != 1 {
 		t.Fatalf("%d log lines about recovery", n)
 	}
 	if diffs := sameTypes(got, want.Types); len(diffs) > 0 {
 		t.Fatalf("after recovery:\n%s", strings.Join(diffs, "\n"))
 	}
 	// Down again with results cached: they are served past the TTL, logged once.
-	f.down()
+	f.Down()
 	f.clock.Step(DefaultTTL)
 	if len(f.list(t, nc)) != len(want.Types) {
 		t.Fatal("stale results not served")
 	}
-	if n := f.log.count("serving the instance types it last described"); n != 1 {
+	if n := f.log.Count("serving the instance types it last described"); n != 1 {
 		t.Fatalf("%d log lines about serving stale results", n)
 	}
 }
 
 func TestAccessDeniedIsReturnedNotMasked(t *testing.T) {
 	f := newFixture(t, nil, Options{})
-	f.s.InjectFault(awsapi.Fault{Service: awsapi.ServiceEC2, Action: "DescribeInstanceTypes", Kind: awsapi.FaultAccessDenied})
+	f.Server.InjectFault(awsapi.Fault{Service: awsapi.ServiceEC2, Action: "DescribeInstanceTypes", Kind: awsapi.FaultAccessDenied})
 	_, err := f.p.List(ctx, f.nodeClass("denied"))
 	var ae smithy.APIError
 	if !errors.As(err, &ae) || ae.ErrorCode() != "UnauthorizedOperation" {
 		t.Fatalf("List: %v, want UnauthorizedOperation", err)
 	}
-	if n := f.log.count("cannot be reached"); n != 0 {
+	if n := f.log.Count("cannot be reached"); n != 0 {
 		t.Fatal("a refusal was taken for an outage")
 	}
 	// Throttling past the SDK's retries is an outage: the embedded catalog is served.
-	f.s.ClearFaults()
-	f.s.InjectFault(awsapi.Fault{Service: awsapi.ServiceEC2, Action: "DescribeInstanceTypes", Kind: awsapi.FaultThrottle})
+	f.Server.ClearFaults()
+	f.Server.InjectFault(awsapi.Fault{Service: awsapi.ServiceEC2, Action: "DescribeInstanceTypes", Kind: awsapi.FaultThrottle})
 	if _, err := f.p.List(ctx, f.nodeClass("throttled")); err != nil {
 		t.Fatalf("throttled: %v", err)
 	}
-	if n := f.log.count("serving the embedded catalog"); n != 1 {
+	if n := f.log.Count("serving the embedded catalog"); n != 1 {
 		t.Fatalf("throttling: %d fallback log lines", n)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws/internal/awstest"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/awsapi"
 	clocktesting "k8s.io/utils/clock/testing"
 )
@@ -25,12 +26,12 @@ func want(t *testing.T) *catalog.Catalog {
 	return c
 }
 
-func newProvider(t *testing.T, e *endpoint, opts Options) *Provider {
+func newProvider(t *testing.T, e *awstest.Endpoint, opts Options) *Provider {
 	t.Helper()
 	if opts.Clock == nil {
 		opts.Clock = clocktesting.NewFakeClock(epoch)
 	}
-	p, err := New(e.pricing, e.ec2, opts)
+	p, err := New(e.Pricing, e.EC2, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func newProvider(t *testing.T, e *endpoint, opts Options) *Provider {
 const spotPrecision = 1e-6
 
 func TestRefreshReadsEveryPriceOfTheCatalogFromTheAPIs(t *testing.T) {
-	e := newEndpoint(t, awsapi.Options{})
+	e := awstest.NewEndpoint(t, awsapi.Options{})
 	p := newProvider(t, e, Options{Region: "us-east-1"})
 	if od, spot := p.Sources(); od != SourceEmbedded || spot != SourceEmbedded {
 		t.Fatalf("before a refresh: sources %v, %v", od, spot)
@@ -82,13 +83,13 @@ func TestRefreshReadsEveryPriceOfTheCatalogFromTheAPIs(t *testing.T) {
 }
 
 func TestMalformedPriceDocumentIsAnErrorNamingTheProduct(t *testing.T) {
-	e := newEndpoint(t, awsapi.Options{})
-	e.s.SetPriceDocument("m5.large", `{"product":{"sku":"SKUM5","attributes":{"instanceType":"m5.large"}},"terms":{"OnDemand":{"a":{"priceDimensions":{"b":{"pricePerUnit":{"USD":"abc"}}}}}}}`)
-	e.s.SetPriceDocument("c5.large", `{"product":{"sku":"SKUC5","attributes":{"instanceType":"c5.large"}},"terms":{"OnDemand":{"a":{"priceDimensions":{"b":{"pricePerUnit":{"USD":"0.0000000000"}}}}}}}`)
-	e.s.SetPriceDocument("r5.large", `{"product":{"sku":"SKUR5","attributes":{"instanceType":"r5.large"}},"terms":{}}`)
-	e.s.SetPriceDocument("t3.micro", `{"product": [`)
-	var l logs
-	p := newProvider(t, e, Options{Region: "us-east-1", Logger: l.logger()})
+	e := awstest.NewEndpoint(t, awsapi.Options{})
+	e.Server.SetPriceDocument("m5.large", `{"product":{"sku":"SKUM5","attributes":{"instanceType":"m5.large"}},"terms":{"OnDemand":{"a":{"priceDimensions":{"b":{"pricePerUnit":{"USD":"abc"}}}}}}}`)
+	e.Server.SetPriceDocument("c5.large", `{"product":{"sku":"SKUC5","attributes":{"instanceType":"c5.large"}},"terms":{"OnDemand":{"a":{"priceDimensions":{"b":{"pricePerUnit":{"USD":"0.0000000000"}}}}}}}`)
+	e.Server.SetPriceDocument("r5.large", `{"product":{"sku":"SKUR5","attributes":{"instanceType":"r5.large"}},"terms":{}}`)
+	e.Server.SetPriceDocument("t3.micro", `{"product": [`)
+	var l awstest.Logs
+	p := newProvider(t, e, Options{Region: "us-east-1", Logger: l.Logger()})
 	embedded := map[string]float64{}
 	for _, n := range []string{"m5.large", "c5.large", "r5.large", "t3.micro"} {
 		embedded[n], _ = p.OnDemand(n)
@@ -117,15 +118,15 @@ func TestMalformedPriceDocumentIsAnErrorNamingTheProduct(t *testing.T) {
 	}
 	// A second refresh with the same bad products does not log again.
 	_ = p.RefreshOnDemand(ctx)
-	if n := l.count("could not be read"); n != 1 {
+	if n := l.Count("could not be read"); n != 1 {
 		t.Fatalf("%d log lines about unreadable prices over two refreshes, want 1", n)
 	}
 }
 
 func TestIsolatedVPCNeverCallsThePricingAPIButReadsSpotFromEC2(t *testing.T) {
-	e := newEndpoint(t, awsapi.Options{})
-	e.s.SetSpotPrice("m5.large", "us-east-1b", 0.0123)
-	p, err := New(nil, e.ec2, Options{Region: "us-east-1", IsolatedVPC: true, Clock: clocktesting.NewFakeClock(epoch)})
+	e := awstest.NewEndpoint(t, awsapi.Options{})
+	e.Server.SetSpotPrice("m5.large", "us-east-1b", 0.0123)
+	p, err := New(nil, e.EC2, Options{Region: "us-east-1", IsolatedVPC: true, Clock: clocktesting.NewFakeClock(epoch)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,17 +147,17 @@ func TestIsolatedVPCNeverCallsThePricingAPIButReadsSpotFromEC2(t *testing.T) {
 	}
 	// Against a Pricing API client too, isolated VPC sends nothing to it.
 	q := newProvider(t, e, Options{Region: "us-east-1", IsolatedVPC: true})
-	before := e.calls.Load()
+	before := e.Calls()
 	if err := q.RefreshOnDemand(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.calls.Load() - before; n != 0 {
+	if n := e.Calls() - before; n != 0 {
 		t.Fatalf("isolated VPC sent %d requests for on-demand prices", n)
 	}
 }
 
 func TestSpotRefreshChangesPricesAndTheGeneration(t *testing.T) {
-	e := newEndpoint(t, awsapi.Options{})
+	e := awstest.NewEndpoint(t, awsapi.Options{})
 	p := newProvider(t, e, Options{Region: "us-east-1"})
 	if err := p.RefreshSpot(ctx); err != nil {
 		t.Fatal(err)
@@ -169,7 +170,7 @@ func TestSpotRefreshChangesPricesAndTheGeneration(t *testing.T) {
 	if p.Generation() != g {
 		t.Fatal("an unchanged refresh changed the generation")
 	}
-	e.s.SetSpotPrice("c5.xlarge", "us-east-1c", before*2)
+	e.Server.SetSpotPrice("c5.xlarge", "us-east-1c", before*2)
 	if err := p.RefreshSpot(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -182,25 +183,25 @@ func TestSpotRefreshChangesPricesAndTheGeneration(t *testing.T) {
 }
 
 func TestEndpointDownKeepsPricesLogsOnceAndRecovers(t *testing.T) {
-	e := newEndpoint(t, awsapi.Options{})
-	var l logs
-	p := newProvider(t, e, Options{Region: "us-east-1", Logger: l.logger()})
-	e.down()
+	e := awstest.NewEndpoint(t, awsapi.Options{})
+	var l awstest.Logs
+	p := newProvider(t, e, Options{Region: "us-east-1", Logger: l.Logger()})
+	e.Down()
 	err := p.Refresh(ctx)
 	if err == nil || !IsUnreachable(err) {
 		t.Fatalf("refresh against a closed endpoint: %v (unreachable %v)", err, IsUnreachable(err))
 	}
 	_ = p.Refresh(ctx)
-	if n := l.count("keeping the embedded catalog's prices"); n != 2 {
-		t.Fatalf("%d log lines about keeping embedded prices after two failed refreshes (on-demand, spot), want 2:\n%s", n, strings.Join(l.lines, "\n"))
+	if n := l.Count("keeping the embedded catalog's prices"); n != 2 {
+		t.Fatalf("%d log lines about keeping embedded prices after two failed refreshes (on-demand, spot), want 2:\n%s", n, strings.Join(l.Lines(), "\n"))
 	}
 	it, _ := want(t).Get("m5.large")
 	w, _ := it.OnDemandPrice()
 	if got, ok := p.OnDemand("m5.large"); !ok || got != w {
 		t.Fatalf("m5.large while down: %g (%v), want the embedded %g", got, ok, w)
 	}
-	e.up()
-	e.s.SetSpotPrice("m5.large", "us-east-1a", 0.0321)
+	e.Up()
+	e.Server.SetSpotPrice("m5.large", "us-east-1a", 0.0321)
 	if err := p.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +209,7 @@ func TestEndpointDownKeepsPricesLogsOnceAndRecovers(t *testing.T) {
 		t.Fatalf("spot after recovery %g", got)
 	}
 	// Down again after a success: the API's prices stay, marked stale, logged once.
-	e.down()
+	e.Down()
 	_ = p.Refresh(ctx)
 	_ = p.Refresh(ctx)
 	if od, spot := p.Sources(); od != SourceAPIStale || spot != SourceAPIStale {
@@ -217,16 +218,16 @@ func TestEndpointDownKeepsPricesLogsOnceAndRecovers(t *testing.T) {
 	if got, _ := p.Spot("m5.large", "us-east-1a"); got != 0.0321 {
 		t.Fatalf("spot while down again %g, want the last fetched 0.0321", got)
 	}
-	if n := l.count("keeping the last prices it returned"); n != 2 {
+	if n := l.Count("keeping the last prices it returned"); n != 2 {
 		t.Fatalf("%d log lines about keeping the last prices, want 2", n)
 	}
 }
 
 func TestStartRefreshesOnTheIntervalAndRetriesFailuresSooner(t *testing.T) {
-	e := newEndpoint(t, awsapi.Options{})
+	e := awstest.NewEndpoint(t, awsapi.Options{})
 	clk := clocktesting.NewFakeClock(epoch)
 	p := newProvider(t, e, Options{Region: "us-east-1", Clock: clk, RefreshInterval: time.Hour, RetryInterval: time.Minute})
-	e.s.InjectFault(awsapi.Fault{Service: awsapi.ServiceEC2, Action: "DescribeSpotPriceHistory", Kind: awsapi.FaultServerError, Count: 5})
+	e.Server.InjectFault(awsapi.Fault{Service: awsapi.ServiceEC2, Action: "DescribeSpotPriceHistory", Kind: awsapi.FaultServerError, Count: 5})
 	runCtx, cancel := contextWithCancel()
 	done := make(chan error, 1)
 	go func() { done <- p.Start(runCtx) }()
@@ -236,28 +237,28 @@ func TestStartRefreshesOnTheIntervalAndRetriesFailuresSooner(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	waitFor(t, "the first refresh to fail", func() bool { _, s := p.Sources(); return s == SourceEmbedded && clk.HasWaiters() })
+	awstest.WaitFor(t, "the first refresh to fail", func() bool { _, s := p.Sources(); return s == SourceEmbedded && clk.HasWaiters() })
 	clk.Step(time.Minute)
-	waitFor(t, "the retry to succeed", func() bool { _, s := p.Sources(); return s == SourceAPI && clk.HasWaiters() })
-	e.s.SetSpotPrice("m5.large", "us-east-1a", 0.0777)
+	awstest.WaitFor(t, "the retry to succeed", func() bool { _, s := p.Sources(); return s == SourceAPI && clk.HasWaiters() })
+	e.Server.SetSpotPrice("m5.large", "us-east-1a", 0.0777)
 	clk.Step(59 * time.Minute)
 	time.Sleep(20 * time.Millisecond)
 	if got, _ := p.Spot("m5.large", "us-east-1a"); got == 0.0777 {
 		t.Fatal("refreshed before the interval")
 	}
 	clk.Step(time.Minute)
-	waitFor(t, "the interval's refresh", func() bool { v, _ := p.Spot("m5.large", "us-east-1a"); return v == 0.0777 })
+	awstest.WaitFor(t, "the interval's refresh", func() bool { v, _ := p.Spot("m5.large", "us-east-1a"); return v == 0.0777 })
 }
 
 func TestIsUnreachableTellsOutagesFromRefusals(t *testing.T) {
-	e := newEndpoint(t, awsapi.Options{})
+	e := awstest.NewEndpoint(t, awsapi.Options{})
 	p := newProvider(t, e, Options{Region: "us-east-1"})
-	e.s.InjectFault(awsapi.Fault{Service: awsapi.ServicePricing, Kind: awsapi.FaultThrottle})
+	e.Server.InjectFault(awsapi.Fault{Service: awsapi.ServicePricing, Kind: awsapi.FaultThrottle})
 	err := p.RefreshOnDemand(ctx)
 	if !IsUnreachable(err) {
 		t.Fatalf("throttled past retries: %v not unreachable", err)
 	}
-	e.s.ClearFaults()
+	e.Server.ClearFaults()
 	if IsUnreachable(errors.New("AccessDenied")) || IsUnreachable(nil) {
 		t.Fatal("plain errors are not outages")
 	}
