@@ -68,6 +68,7 @@ func newEndpoint(t *testing.T, clk clock.Clock) *endpoint {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.HTTPClient = awsapi.HTTPClient{} // buffered bodies: see its comment
 	e.s, e.ec2, e.sqs = s, ec2.NewFromConfig(cfg), sqs.NewFromConfig(cfg)
 	out, err := e.sqs.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(queueName)})
 	if err != nil {

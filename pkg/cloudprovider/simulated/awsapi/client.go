@@ -7,9 +7,11 @@ import (
 	"sync/atomic"
 )
 
-// HTTPClient is an HTTP client for SDK clients pointed at this endpoint over loopback (set it as
-// each client's Options.HTTPClient; config.WithHTTPClient rejects it when AWS_CA_BUNDLE is set). It reads each request body
-// into memory before sending it and can count the requests it sends.
+// HTTPClient is an HTTP client for SDK clients pointed at this endpoint over loopback. It
+// reads each request body into memory before sending it and can count the requests it sends.
+// Set it as aws.Config.HTTPClient after config.LoadDefaultConfig, or as a client's
+// Options.HTTPClient; config.WithHTTPClient rejects it when AWS_CA_BUNDLE is set, since it
+// has no transport to add the bundle to.
 //
 // Buffering matters on loopback: the endpoint can answer before net/http's writer has finished
 // with the SDK's streamed body, and the transport then closes the connection under a large

@@ -66,6 +66,7 @@ func newEnv(t *testing.T, opts Options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.HTTPClient = HTTPClient{} // buffered bodies: see its comment
 	return &env{
 		s: s, clock: fc, url: hs.URL,
 		ec2: ec2.NewFromConfig(cfg), ssm: ssm.NewFromConfig(cfg), sqs: sqs.NewFromConfig(cfg),

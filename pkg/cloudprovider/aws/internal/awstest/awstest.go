@@ -37,7 +37,7 @@ type Env struct {
 // New starts a server with opts (a fake clock at Epoch unless opts.Clock is set; cluster
 // "tenon" unless named) and an EC2 client with static credentials, BaseEndpoint and the SDK's
 // standard retryer with short backoffs and no retry quota, so that injected throttling is
-// retried quickly.
+// retried quickly. Request bodies are buffered (awsapi.HTTPClient).
 func New(t testing.TB, opts awsapi.Options) *Env {
 	t.Helper()
 	fc := clocktesting.NewFakeClock(Epoch)
@@ -65,6 +65,7 @@ func New(t testing.TB, opts awsapi.Options) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.HTTPClient = awsapi.HTTPClient{} // buffered bodies: see its comment
 	return &Env{Server: s, Clock: fc, URL: hs.URL, Config: cfg, EC2: ec2.NewFromConfig(cfg)}
 }
 

@@ -69,9 +69,9 @@ func NewEndpoint(t testing.TB, opts awsapi.Options) *Endpoint {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc := awsapi.HTTPClient{Next: &http.Client{}, Calls: &e.calls}
-	e.EC2 = ec2.NewFromConfig(cfg, func(o *ec2.Options) { o.HTTPClient = hc })
-	e.Pricing = pricing.NewFromConfig(cfg, func(o *pricing.Options) { o.HTTPClient = hc })
+	cfg.HTTPClient = awsapi.HTTPClient{Next: &http.Client{}, Calls: &e.calls}
+	e.EC2 = ec2.NewFromConfig(cfg)
+	e.Pricing = pricing.NewFromConfig(cfg)
 	return e
 }
 
