@@ -1,5 +1,7 @@
 package aws
 
+import "time"
+
 // Config is what `tenon controller` configures the AWS provider with (its flags, and the
 // environment variables Karpenter's AWS provider reads, so an existing deployment's settings
 // carry over).
@@ -28,4 +30,8 @@ type Config struct {
 	// VMMemoryOverheadPercent is the fraction of memory lost to the hypervisor when it is not
 	// known (--vm-memory-overhead-percent, VM_MEMORY_OVERHEAD_PERCENT; default 0.075).
 	VMMemoryOverheadPercent float64
+	// NodeClassRequeueInterval is how often each EC2NodeClass is resolved again when nothing
+	// in the cluster changed, to notice what changes only in AWS (a new AMI behind an alias, a
+	// subnet tagged); zero is nodeclass.DefaultRequeueInterval. No flag: tests shorten it.
+	NodeClassRequeueInterval time.Duration
 }

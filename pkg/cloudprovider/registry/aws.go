@@ -103,6 +103,7 @@ func newAWS(env Env) (cloudprovider.CloudProvider, error) {
 		nc := nodeclass.NewController(nodeclass.Options{
 			EC2: ec2c, SSM: ssm.NewFromConfig(cfg), IAM: iam.NewFromConfig(cfg),
 			ClusterName: c.ClusterName, Region: cfg.Region, OnDelete: p.DeleteLaunchTemplates,
+			RequeueInterval: c.NodeClassRequeueInterval,
 		})
 		if err := nc.SetupWithManager(env.Manager); err != nil {
 			return nil, err
