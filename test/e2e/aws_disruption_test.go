@@ -438,6 +438,7 @@ func TestAWSSpotInterruptionFromSQSReplacesNodeBeforeDeadline(t *testing.T) {
 	malformed0, _ := sample(t, "tenon_interruption_dropped_messages_total", map[string]string{"reason": interruption.DropMalformed})
 	spot0, _ := sample(t, "karpenter_interruption_received_messages_total", map[string]string{"message_type": "spot_interrupted"})
 	deleted0, _ := sample(t, "karpenter_interruption_deleted_messages_total", nil)
+	handled0, _ := sample(t, "karpenter_interruption_message_queue_duration_seconds", nil)
 	e.awsDSend("this is not an EventBridge event")
 	e.awsDSend(`{"version":"0","id":"x","source":"aws.ec2","time":"2026-12-01T00:00:00Z","detail":{}}`)
 	at := time.Now()
@@ -533,6 +534,11 @@ func TestAWSSpotInterruptionFromSQSReplacesNodeBeforeDeadline(t *testing.T) {
 	}
 	if v, _ := sample(t, "karpenter_interruption_deleted_messages_total", nil); v-deleted0 < 3 {
 		t.Errorf("%v messages counted as deleted, want at least 3 (two malformed and the warning)", v-deleted0)
+	}
+	// Observed only when a message is deleted because it was handled (not when a redelivery
+	// of it is dropped after its visibility timeout).
+	if v, _ := sample(t, "karpenter_interruption_message_queue_duration_seconds", nil); v-handled0 < 1 {
+		t.Errorf("no message was deleted as handled (queue duration observations %v)", v-handled0)
 	}
 	var named []string
 	for _, ev := range e.events(string(cloudprovider.SpotInterruption)) {
