@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,13 +9,11 @@ import (
 	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	k8sclock "k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
@@ -24,9 +21,7 @@ import (
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws/interruption"
-	"github.com/tenon-sh/tenon/pkg/cloudprovider/registry"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/awsapi"
-	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/cloud"
 	disruptionctrl "github.com/tenon-sh/tenon/pkg/controllers/disruption"
 	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/termination"
 	"github.com/tenon-sh/tenon/pkg/operator"
@@ -47,31 +42,10 @@ type awsDEnv struct {
 
 func awsDStart(t *testing.T, opts operator.Options, queue string) *awsDEnv {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	server, url, err := awsapi.Start(ctx, "127.0.0.1:0", awsapi.Options{
-		Clock:             k8sclock.RealClock{},
-		Delays:            cloud.Delays{Boot: 200 * time.Millisecond, Registration: 200 * time.Millisecond},
-		Tick:              100 * time.Millisecond,
-		InterruptionQueue: queue,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
-	opts.CloudProvider = aws.ProviderName
-	opts.AWS = aws.Config{ClusterName: "tenon", EndpointURL: url, Region: server.Region(), InterruptionQueue: queue, NodeClassRequeueInterval: time.Second}
-	e := start(t, opts)
-	kubelet := &awsapi.Kubelet{Server: server, Client: e.kube, Resync: 200 * time.Millisecond}
-	go func() { _ = kubelet.Start(ctx) }()
-	sdk, err := registry.LoadAWSConfig(ctx, opts.AWS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &awsDEnv{awsEnv: &awsEnv{env: e, server: server, ec2: ec2.NewFromConfig(sdk)}, sqs: sqs.NewFromConfig(sdk)}
+	e := launchAWSEnv(t, awsEnvOptions{Operator: opts, InterruptionQueue: queue, NodeClassRequeueInterval: time.Second})
+	d := &awsDEnv{awsEnv: e, sqs: sqs.NewFromConfig(e.sdk)}
 	if queue != "" {
-		out, err := d.sqs.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: awssdk.String(queue)})
+		out, err := d.sqs.GetQueueUrl(e.ctx, &sqs.GetQueueUrlInput{QueueName: awssdk.String(queue)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,6 +30,7 @@ type awsEnv struct {
 	*env
 	server *awsapi.Server
 	ec2    *ec2.Client
+	sdk    awssdk.Config // what the provider's own clients are built from
 }
 
 func startAWS(t *testing.T) *awsEnv {
@@ -43,6 +45,9 @@ type awsEnvOptions struct {
 	Delays            cloud.Delays
 	Operator          operator.Options
 	InterruptionQueue string
+	// NodeClassRequeueInterval is how often EC2NodeClasses are resolved again (0: the
+	// provider's default, a minute).
+	NodeClassRequeueInterval time.Duration
 }
 
 // launchAWSEnv is startAWS with the endpoint's delays and the operator's options chosen.
@@ -66,7 +71,8 @@ func launchAWSEnv(t *testing.T, o awsEnvOptions) *awsEnv {
 	// The SDK's default chain, as in a pod: credentials from the environment.
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
-	cfg := aws.Config{ClusterName: "tenon", EndpointURL: url, Region: server.Region(), InterruptionQueue: o.InterruptionQueue}
+	cfg := aws.Config{ClusterName: "tenon", EndpointURL: url, Region: server.Region(), InterruptionQueue: o.InterruptionQueue,
+		NodeClassRequeueInterval: o.NodeClassRequeueInterval}
 	opts := o.Operator
 	opts.CloudProvider, opts.AWS = aws.ProviderName, cfg
 	e := start(t, opts)
@@ -76,7 +82,7 @@ func launchAWSEnv(t *testing.T, o awsEnvOptions) *awsEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &awsEnv{env: e, server: server, ec2: ec2.NewFromConfig(sdk)}
+	return &awsEnv{env: e, server: server, ec2: ec2.NewFromConfig(sdk), sdk: sdk}
 }
 
 // readyNodeClass creates an EC2NodeClass selecting the endpoint's discovery-tagged subnets and
