@@ -1,0 +1,516 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	k8sclock "k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/awsapi"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/cloud"
+	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/lifecycle"
+)
+
+// awsEndpoint is the project's EC2-compatible endpoint served in the test process, behind a
+// handler that counts the provider's calls and, while faults are on, injects one of the
+// endpoint's own faults (awsapi.Fault, Count 1) before a seeded fraction of them.
+type awsEndpoint struct {
+	server *awsapi.Server
+	url    string
+
+	mu       sync.Mutex
+	rng      *rand.Rand
+	rate     float64
+	on       bool
+	calls    int
+	injected map[string]int // by kind
+}
+
+// The kinds of fault the endpoint is made to answer with.
+var awsFaultKinds = []struct {
+	name string
+	kind awsapi.FaultKind
+}{
+	{"throttle", awsapi.FaultThrottle},
+	{"5xx", awsapi.FaultServerError},
+	{"slow", awsapi.FaultSlow},
+}
+
+func startAWSEndpoint(t *testing.T, seed int64, rate float64) *awsEndpoint {
+	t.Helper()
+	server, err := awsapi.New(awsapi.Options{
+		Clock:  k8sclock.RealClock{},
+		Delays: cloud.Delays{Boot: 300 * time.Millisecond, Registration: 300 * time.Millisecond},
+		IDSeed: uint64(seed),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &awsEndpoint{server: server, rng: rand.New(rand.NewPCG(uint64(seed), 0x617773)), rate: rate, injected: map[string]int{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				server.Sync()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		_ = srv.Shutdown(sctx)
+	})
+	e.url = "http://" + ln.Addr().String()
+	return e
+}
+
+// ServeHTTP counts a call and, while faults are on, draws whether a fault goes before it. The
+// fault matches any request, so under concurrent calls it may hit another one than the request
+// that drew it: the rate over the run is the same.
+func (e *awsEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasPrefix(r.URL.Path, awsapi.ControlPrefix) {
+		e.mu.Lock()
+		e.calls++
+		if e.on && e.rng.Float64() < e.rate {
+			k := awsFaultKinds[e.rng.IntN(len(awsFaultKinds))]
+			f := awsapi.Fault{Kind: k.kind, Count: 1}
+			if k.kind == awsapi.FaultSlow {
+				f.Delay = time.Duration(500+e.rng.IntN(1500)) * time.Millisecond
+			}
+			e.server.InjectFault(f)
+			e.injected[k.name]++
+		}
+		e.mu.Unlock()
+	}
+	e.server.ServeHTTP(w, r)
+}
+
+func (e *awsEndpoint) faults(on bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.on = on
+	if !on {
+		e.server.ClearFaults()
+	}
+}
+
+// summary returns the calls, the faults injected and how many requests they affected, and the
+// injections by kind.
+func (e *awsEndpoint) summary() (calls, injected, hit int, by string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, h := range e.server.FaultHits() {
+		hit += h
+	}
+	var parts []string
+	for _, k := range awsFaultKinds {
+		injected += e.injected[k.name]
+		parts = append(parts, fmt.Sprintf("%d %s", e.injected[k.name], k.name))
+	}
+	return e.calls, injected, hit, strings.Join(parts, ", ")
+}
+
+// live returns the endpoint's pending and running instances by the NodeClaim they are tagged
+// for.
+func (e *awsEndpoint) live() map[string][]string {
+	return liveByClaim(e.server.Instances())
+}
+
+func liveByClaim(insts []awsapi.InstanceInfo) map[string][]string {
+	out := map[string][]string{}
+	for _, in := range insts {
+		if in.State == "pending" || in.State == "running" {
+			claim := in.Tags["karpenter.sh/nodeclaim"]
+			out[claim] = append(out[claim], in.ID)
+		}
+	}
+	return out
+}
+
+// awsWatcher samples the endpoint's instances every sampleEvery: no NodeClaim may have two live
+// instances at once.
+type awsWatcher struct {
+	e    *awsEndpoint
+	stop context.CancelFunc
+	done chan struct{}
+
+	mu         sync.Mutex
+	samples    int
+	violations []string
+	launched   map[string]bool // instance IDs seen
+	types      map[string]int  // instances seen by type
+}
+
+func (e *awsEndpoint) watch(t *testing.T) *awsWatcher {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &awsWatcher{e: e, stop: cancel, done: make(chan struct{}), launched: map[string]bool{}, types: map[string]int{}}
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(sampleEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				insts := e.server.Instances()
+				live := liveByClaim(insts)
+				w.mu.Lock()
+				w.samples++
+				for _, in := range insts {
+					if !w.launched[in.ID] {
+						w.launched[in.ID] = true
+						w.types[in.Type.Name]++
+					}
+				}
+				for claim, ids := range live {
+					if len(ids) > 1 && len(w.violations) < 50 {
+						w.violations = append(w.violations, fmt.Sprintf("%s NodeClaim %q has live instances %v",
+							time.Now().Format("15:04:05.000"), claim, ids))
+					}
+				}
+				w.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(w.finish)
+	return w
+}
+
+func (w *awsWatcher) finish() {
+	w.stop()
+	<-w.done
+}
+
+// ec2NodeClass selects the endpoint's discovery-tagged subnets and security groups and its
+// AL2023 images.
+func ec2NodeClass() *awsv1.EC2NodeClass {
+	return &awsv1.EC2NodeClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "default"},
+		Spec: awsv1.EC2NodeClassSpec{
+			AMISelectorTerms:           []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}},
+			SubnetSelectorTerms:        []awsv1.SubnetSelectorTerm{{Tags: map[string]string{awsapi.DiscoveryTag: "tenon"}}},
+			SecurityGroupSelectorTerms: []awsv1.SecurityGroupSelectorTerm{{Tags: map[string]string{awsapi.DiscoveryTag: "tenon"}}},
+			Role:                       "tenon-nodes",
+		},
+	}
+}
+
+// installAWS creates the EC2NodeClass, waits until the controller has resolved it, and creates
+// the chaos workload's NodePools (on the EC2NodeClass), PodDisruptionBudget and Deployments.
+func (c *cluster) installAWS(pods int) {
+	c.t.Helper()
+	nc := ec2NodeClass()
+	c.create(nc)
+	c.eventually(90*time.Second, "EC2NodeClass Ready", func() (bool, string) {
+		if err := c.kube.Get(c.ctx, client.ObjectKeyFromObject(nc), nc); err != nil {
+			return false, err.Error()
+		}
+		return meta.IsStatusConditionTrue(nc.Status.Conditions, awsv1.ConditionTypeReady), fmt.Sprintf("conditions %+v", nc.Status.Conditions)
+	})
+	ref := &apisv1.NodeClassReference{Group: awsv1.Group, Kind: awsv1.EC2NodeClassKind, Name: nc.Name}
+	general, memory := nodePool(poolGeneral, []string{"c5", "m5"}, budgetGeneral), nodePool(poolMemory, []string{"r5"}, budgetMemory)
+	general.Spec.Template.Spec.NodeClassRef, memory.Spec.Template.Spec.NodeClassRef = ref, ref
+	minAvailable := intstr.FromString("75%")
+	c.create(general, memory, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: pdbName, Namespace: "default"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvailable,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": pdbName}}},
+	})
+	for _, s := range shapes {
+		c.create(deployment(s, replicas(pods, 1)[s.name]))
+	}
+}
+
+// awsSettled is settled with the endpoint's instances for SimInstances: every wanted pod
+// Running, every NodeClaim initialized and not being deleted, no node tainted, no instance
+// pending or shutting down, and as many running instances and nodes as claims.
+func (c *cluster) awsSettled(e *awsEndpoint, want int) (bool, string) {
+	run, all, err := c.running()
+	if err != nil {
+		return false, err.Error()
+	}
+	if run != want || all != want {
+		return false, fmt.Sprintf("%d/%d pods Running (%d wanted)", run, all, want)
+	}
+	var claims apisv1.NodeClaimList
+	var nodes corev1.NodeList
+	if err := c.kube.List(c.ctx, &claims); err != nil {
+		return false, err.Error()
+	}
+	if err := c.kube.List(c.ctx, &nodes); err != nil {
+		return false, err.Error()
+	}
+	for _, nc := range claims.Items {
+		if nc.DeletionTimestamp != nil || !nc.IsTrue(apisv1.ConditionTypeInitialized) {
+			return false, "NodeClaim " + nc.Name + " is being deleted or not initialized"
+		}
+	}
+	for _, n := range nodes.Items {
+		if tainted(&n) {
+			return false, "node " + n.Name + " is tainted " + apisv1.DisruptedTaintKey
+		}
+	}
+	running := 0
+	for _, in := range e.server.Instances() {
+		switch in.State {
+		case "running":
+			running++
+		case "terminated":
+		default:
+			return false, fmt.Sprintf("instance %s is %s", in.ID, in.State)
+		}
+	}
+	if len(nodes.Items) != len(claims.Items) || running != len(claims.Items) {
+		return false, fmt.Sprintf("%d claims, %d nodes, %d running instances", len(claims.Items), len(nodes.Items), running)
+	}
+	return true, ""
+}
+
+// awsConverge waits until awsSettled holds with the same nodes for quiet.
+func (c *cluster) awsConverge(e *awsEndpoint, want int, quiet, timeout time.Duration) {
+	c.t.Helper()
+	var since time.Time
+	var last string
+	c.eventually(timeout, "convergence", func() (bool, string) {
+		ok, msg := c.awsSettled(e, want)
+		if !ok {
+			since = time.Time{}
+			return false, msg
+		}
+		if names := c.nodeNames(); names != last || since.IsZero() {
+			since, last = time.Now(), names
+		}
+		return time.Since(since) >= quiet, "settled, waiting for quiet"
+	})
+}
+
+// awsFinal checks the end state: every live instance of the endpoint is tagged for a NodeClaim
+// that exists, every claim has exactly one, and as many nodes as claims, none left tainted. It
+// returns the numbers of live instances and claims.
+func (c *cluster) awsFinal(t *testing.T, e *awsEndpoint) (instances, claims int) {
+	t.Helper()
+	var cl apisv1.NodeClaimList
+	var nodes corev1.NodeList
+	if err := c.kube.List(c.ctx, &cl); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.kube.List(c.ctx, &nodes); err != nil {
+		t.Fatal(err)
+	}
+	exists := map[string]bool{}
+	for _, nc := range cl.Items {
+		exists[nc.Name] = true
+	}
+	live := e.live()
+	for claim, ids := range live {
+		instances += len(ids)
+		if !exists[claim] {
+			t.Errorf("instances %v are tagged for NodeClaim %q, which does not exist: leaked", ids, claim)
+		}
+	}
+	for _, nc := range cl.Items {
+		if n := len(live[nc.Name]); n != 1 {
+			t.Errorf("NodeClaim %s has %d live instances", nc.Name, n)
+		}
+	}
+	for _, n := range nodes.Items {
+		if tainted(&n) {
+			t.Errorf("node %s is left tainted %s", n.Name, apisv1.DisruptedTaintKey)
+		}
+	}
+	if len(nodes.Items) != len(cl.Items) {
+		t.Errorf("%d nodes for %d NodeClaims", len(nodes.Items), len(cl.Items))
+	}
+	return instances, len(cl.Items)
+}
+
+// iceOfferings draws the on-demand offerings the endpoint reports InsufficientInstanceCapacity
+// for: one of the general pool's small c5 types in every zone (the solver launches the cheapest
+// fit, and c5 is cheaper than m5, so those are tried), and three single offerings of others.
+func iceOfferings(rng *rand.Rand, zones []string) map[string]bool {
+	types := []string{"c5.large", "c5.xlarge", "c5.2xlarge", "m5.large", "m5.xlarge", "r5.large"}
+	out := map[string]bool{}
+	whole := types[rng.IntN(3)]
+	for _, z := range zones {
+		out[whole+"/"+z+"/"+apisv1.CapacityTypeOnDemand] = true
+	}
+	for n := len(out) + 3; len(out) < n; {
+		out[types[rng.IntN(len(types))]+"/"+zones[rng.IntN(len(zones))]+"/"+apisv1.CapacityTypeOnDemand] = true
+	}
+	return out
+}
+
+// TestCloudFaults through the AWS front door: the controller runs with --cloud-provider aws
+// against the project's EC2-compatible endpoint, served in the test process, whose kubelet
+// registers the instances' Nodes. Through a scale-up and a scale-down, a seeded fraction of
+// the provider's calls (every service: EC2, IAM, SSM, Pricing) meet one of the endpoint's own
+// faults (throttling, internal error, a slow answer), and seeded offerings (one type in every
+// zone, and three more) report InsufficientInstanceCapacity; then the faults stop, the offerings have capacity again, the
+// controller is restarted (it forgets its unavailable offerings) and the cluster converges. At
+// every sample (every 200 ms) no NodeClaim has two live (pending or running) instances on the
+// endpoint, nor does any NodePool exceed its disruption budget or any PodDisruptionBudget break;
+// at the end every live instance belongs to an existing NodeClaim, every pod runs, and every
+// InsufficientCapacity event names only offerings the test made ICE.
+func TestAWSCloudFaults(t *testing.T) {
+	s := seed(t)
+	began := time.Now()
+	rng := rand.New(rand.NewPCG(uint64(s), 0x696365))
+	pods := max(*flagPods/2, 20)
+	c := newCluster(t)
+	e := startAWSEndpoint(t, s, *flagFault)
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	ctl := newController(t, c.cp.KubeconfigPath(), "--cloud-provider=aws", "--aws-endpoint-url="+e.url,
+		"--aws-region="+e.server.Region(), "--cluster-name=tenon")
+	kubelet := &awsapi.Kubelet{Server: e.server, Client: c.kube, Resync: 200 * time.Millisecond}
+	go func() { _ = kubelet.Start(c.ctx) }()
+
+	cat, err := catalog.Load(catalog.DefaultRegion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zones []string
+	for _, z := range cat.Zones {
+		zones = append(zones, z.Name)
+	}
+	ice := iceOfferings(rng, zones)
+	setICE := func(on bool) {
+		for o := range ice {
+			p := strings.Split(o, "/")
+			e.server.SetInsufficientCapacity(p[0], p[1], p[2], on)
+		}
+	}
+	setICE(true)
+
+	ctl.start()
+	c.installAWS(pods) // waits for the EC2NodeClass, resolved without faults
+	w := c.watch()     // budgets and PodDisruptionBudgets (it finds no SimInstances here)
+	aw := e.watch(t)
+	e.faults(true)
+
+	up := replicas(pods, 1)
+	time.Sleep(30 * time.Second) // the scale-up under faults and ICE
+	t.Logf("after the scale-up under faults: %s", c.awsState(e, total(up)))
+	down := replicas(pods, 0.3)
+	c.scale(down)
+	time.Sleep(15 * time.Second) // the scale-down and consolidation under faults
+	t.Logf("after the scale-down under faults: %s", c.awsState(e, total(down)))
+	iceMetric := metricOrNone(ctl, `reason="insufficient_capacity"`)
+	errMetric := metricOrNone(ctl, `reason="error"`)
+	calls, injected, hit, by := e.summary()
+	e.faults(false)
+	setICE(false)
+	ctl.kill()
+	ctl.start()
+	c.awsConverge(e, total(down), 15*time.Second, 5*time.Minute)
+	insts, claims := c.awsFinal(t, e)
+
+	w.finish()
+	r := w.report()
+	for _, v := range r.violations {
+		t.Errorf("invariant broken at a sample: %s", v)
+	}
+	aw.finish()
+	for _, v := range aw.violations {
+		t.Errorf("invariant broken at a sample: %s", v)
+	}
+	if aw.samples == 0 {
+		t.Errorf("the instance watcher made no sample")
+	}
+
+	var events corev1.EventList
+	if err := c.kube.List(c.ctx, &events); err != nil {
+		t.Fatal(err)
+	}
+	marked, launchFailed := map[string]bool{}, 0
+	for _, ev := range events.Items {
+		switch ev.Reason {
+		case lifecycle.ReasonLaunchFailed:
+			launchFailed += int(ev.Count)
+		case lifecycle.ReasonInsufficientCapacity:
+			msg, _, _ := strings.Cut(strings.TrimPrefix(ev.Message, "insufficient capacity for "), ";")
+			for _, o := range strings.Split(msg, ", ") {
+				if len(strings.Split(o, "/")) != 3 {
+					t.Errorf("event %s: cannot read offering %q in %q", ev.Name, o, ev.Message)
+					continue
+				}
+				marked[o] = true
+				if !ice[o] {
+					t.Errorf("offering %s marked unavailable, but the test did not make it ICE: event %q", o, ev.Message)
+				}
+			}
+		}
+	}
+	if injected == 0 {
+		t.Errorf("no fault was injected in %d calls", calls)
+	}
+	if crashed := ctl.crashed(); len(crashed) > 0 {
+		t.Errorf("the controller exited by itself: %v", crashed)
+	}
+	iceList := make([]string, 0, len(ice))
+	for o := range ice {
+		iceList = append(iceList, o)
+	}
+	sort.Strings(iceList)
+	t.Logf("chaos aws faults: seed %d, %d pods up then %d; ICE offerings %v; endpoint calls %d, faults injected %d (%s), requests hit %d",
+		s, total(up), total(down), iceList, calls, injected, by, hit)
+	var types []string
+	for typ, n := range aw.types {
+		types = append(types, fmt.Sprintf("%s×%d", typ, n))
+	}
+	sort.Strings(types)
+	t.Logf("chaos aws faults: %d instances launched over the run: %s", len(aw.launched), strings.Join(types, " "))
+	t.Logf("chaos aws faults: launch failures (metric) %s insufficient_capacity, %v error; events: %d LaunchFailed, %d offerings marked unavailable (all ICE by the test)",
+		iceMetric, errMetric, launchFailed, len(marked))
+	t.Logf("chaos aws faults: invariant checks %d instance samples, %d cluster samples (%d failed reads), peak %d nodes; end: %d live instances, %d NodeClaims; duration %v",
+		aw.samples, r.samples, r.failed, r.peakNodes, insts, claims, time.Since(began).Round(time.Second))
+}
+
+func (c *cluster) awsState(e *awsEndpoint, want int) string {
+	_, s := c.awsSettled(e, want)
+	return s
+}
+
+// metricOrNone is the launch-failure counter's samples matching label, or "none" while the
+// vector has none.
+func metricOrNone(ctl *controller, label string) string {
+	v, err := ctl.metric("tenon_nodeclaims_launch_failures_total", label)
+	if err != nil {
+		return "none"
+	}
+	return fmt.Sprint(v)
+}
