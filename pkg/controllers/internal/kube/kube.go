@@ -19,14 +19,23 @@ const ConflictRequeue = 100 * time.Millisecond
 
 // PatchNodeClaim writes what changed between orig and claim: labels and annotations with a
 // merge patch, then the status with a merge patch guarded by the resourceVersion, so that
-// conditions another controller wrote meanwhile are not overwritten (the caller gets a
-// conflict and tries again). claim is updated with what the API server returns.
-// Finalizers are left to AddFinalizer and RemoveFinalizer.
+// conditions another controller wrote since orig was read are not overwritten (the caller
+// gets a conflict and tries again). When both change, the metadata patch is guarded by orig's
+// resourceVersion too, and the status patch by the one that patch returns: a write by someone
+// else before either is a conflict, never a status lost under a version this call made. A
+// metadata-only change stays unguarded (a merge of labels and annotations loses nothing).
+// claim is updated with what the API server returns. Finalizers are left to AddFinalizer and
+// RemoveFinalizer.
 func PatchNodeClaim(ctx context.Context, c client.Client, orig, claim *apisv1.NodeClaim) error {
+	statusChanged := !equality.Semantic.DeepEqual(orig.Status, claim.Status)
 	base := orig
 	if !equality.Semantic.DeepEqual(orig.Labels, claim.Labels) || !equality.Semantic.DeepEqual(orig.Annotations, claim.Annotations) {
+		patch := client.MergeFrom(orig)
+		if statusChanged {
+			patch = client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})
+		}
 		status := claim.Status.DeepCopy()
-		if err := c.Patch(ctx, claim, client.MergeFrom(orig)); err != nil {
+		if err := c.Patch(ctx, claim, patch); err != nil {
 			return err
 		}
 		// The response carries the stored status; keep the one being written.
@@ -34,7 +43,7 @@ func PatchNodeClaim(ctx context.Context, c client.Client, orig, claim *apisv1.No
 		base = orig.DeepCopy()
 		claim.ObjectMeta.DeepCopyInto(&base.ObjectMeta)
 	}
-	if equality.Semantic.DeepEqual(orig.Status, claim.Status) {
+	if !statusChanged {
 		return nil
 	}
 	return c.Status().Patch(ctx, claim, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
