@@ -46,5 +46,19 @@ type CloudProvider interface {
 	NodeClassServer
 }
 
+// HashStamper is implemented by a provider that stamps the claims it launches with a hash of
+// their NodeClass and judges static drift by that hash only under its own hash version (the
+// AWS provider's karpenter.k8s.aws/ec2nodeclass-hash). A claim another controller launched
+// (Karpenter) carries that controller's version, so it would never drift by hash; StampHash
+// gives such a claim, once launched, the hash of its NodeClass as it is now and the provider's
+// version, in memory, so that a later change to the NodeClass drifts it. A claim already
+// Drifted gets the version only: its old hash differs, and keeps it drifted. It returns the
+// version it replaced ("" when there was none) and the one it wrote; to is "" when it changed
+// nothing (the claim is the provider's version already, not launched, or its NodeClass is
+// missing or being deleted).
+type HashStamper interface {
+	StampHash(ctx context.Context, claim *apisv1.NodeClaim) (from, to string, err error)
+}
+
 // DriftReason says why an instance drifted from its NodeClass; "" means it has not.
 type DriftReason string

@@ -233,6 +233,55 @@ func TestAWSDisruptionNodeClassChangeDrifts(t *testing.T) {
 	}
 }
 
+// A claim Karpenter launched carries Karpenter's EC2NodeClass hash version, which tenon does
+// not judge; the lifecycle controller adopts it by having the provider re-stamp tenon's hash
+// and version, so that a later change of the EC2NodeClass's spec drifts it as it drifts a
+// claim tenon launched.
+func TestAWSDisruptionAdoptedClaimDriftsOnNodeClassChange(t *testing.T) {
+	e := awsDStart(t, awsDOptions(), "")
+	e.readyNodeClass("default")
+	e.create(awsDPool("adopted", "default", []string{"m5"}, budgets(apisv1.Budget{Nodes: "100%"})),
+		deployment("spread", 2, "3", "1Gi", inPool("adopted"), spreadByHost("spread")))
+	e.podsRunning("spread", 2, 120*time.Second)
+	old := e.awsDClaims("adopted")
+	// Make them look as Karpenter left them.
+	const karpenterHash = "9106813447891402951"
+	for _, c := range e.poolClaims("adopted") {
+		orig := c.DeepCopy()
+		c.Annotations[awsv1.AnnotationEC2NodeClassHash] = karpenterHash
+		c.Annotations[awsv1.AnnotationEC2NodeClassHashVersion] = "v4"
+		if err := e.kube.Patch(e.ctx, &c, client.MergeFrom(orig)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.eventually(60*time.Second, "every claim re-stamped with tenon's EC2NodeClass hash", func() (bool, string) {
+		for _, c := range e.poolClaims("adopted") {
+			if a := c.Annotations; a[awsv1.AnnotationEC2NodeClassHashVersion] != awsv1.EC2NodeClassHashVersion || a[awsv1.AnnotationEC2NodeClassHash] == karpenterHash {
+				return false, fmt.Sprintf("claim %s: version %q hash %q", c.Name, a[awsv1.AnnotationEC2NodeClassHashVersion], a[awsv1.AnnotationEC2NodeClassHash])
+			}
+		}
+		return true, ""
+	})
+
+	nc := e.awsDNodeClass("default")
+	orig := nc.DeepCopy()
+	nc.Spec.Tags = map[string]string{"team": "blue"}
+	if err := e.kube.Patch(e.ctx, nc, client.MergeFrom(orig)); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(120*time.Second, "every adopted instance replaced by one with the new tags", func() (bool, string) {
+		return e.awsDStable("adopted", old, func(in awsapi.InstanceInfo) string {
+			if in.Tags["team"] != "blue" {
+				return fmt.Sprintf("tags %v", in.Tags)
+			}
+			return ""
+		})
+	})
+	if !e.awsDDriftEvent(aws.DriftNodeClass) {
+		t.Errorf("no DisruptionTerminating event for %s", aws.DriftNodeClass)
+	}
+}
+
 // An instance whose NodePool's expireAfter runs out is replaced: its pod moves to a new
 // instance and the old one is terminated on the endpoint.
 func TestAWSDisruptionExpireAfterReplaces(t *testing.T) {

@@ -2,8 +2,12 @@ package aws
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 
 	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
@@ -99,4 +103,36 @@ func (p *Provider) driftInstance(ctx context.Context, id string) (*instance.Inst
 		return inst, nil
 	}
 	return p.instances.Get(ctx, id)
+}
+
+var _ cloudprovider.HashStamper = (*Provider)(nil)
+
+// StampHash re-stamps the EC2NodeClass hash of a launched claim stamped under another hash
+// version (Karpenter's), as cloudprovider.HashStamper says. The hash is of the EC2NodeClass's
+// spec, ready or not.
+func (p *Provider) StampHash(ctx context.Context, claim *apisv1.NodeClaim) (from, to string, err error) {
+	from = claim.Annotations[awsv1.AnnotationEC2NodeClassHashVersion]
+	ref := claim.Spec.NodeClassRef
+	if from == awsv1.EC2NodeClassHashVersion || claim.Status.ProviderID == "" ||
+		ref == nil || ref.Group != awsv1.Group || ref.Kind != awsv1.EC2NodeClassKind {
+		return "", "", nil
+	}
+	nc := &awsv1.EC2NodeClass{}
+	if err := p.client.Get(ctx, types.NamespacedName{Name: ref.Name}, nc); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", "", nil
+		}
+		return "", "", fmt.Errorf("getting EC2NodeClass %s: %w", ref.Name, err)
+	}
+	if !nc.DeletionTimestamp.IsZero() {
+		return "", "", nil
+	}
+	if claim.Annotations == nil {
+		claim.Annotations = map[string]string{}
+	}
+	claim.Annotations[awsv1.AnnotationEC2NodeClassHashVersion] = awsv1.EC2NodeClassHashVersion
+	if !claim.IsTrue(apisv1.ConditionTypeDrifted) {
+		claim.Annotations[awsv1.AnnotationEC2NodeClassHash] = nc.Hash(p.cluster.CABundle)
+	}
+	return from, awsv1.EC2NodeClassHashVersion, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
@@ -33,6 +34,7 @@ func TestProvider(t *testing.T) {
 	t.Run("SpotAndReservedCapacity", func(t *testing.T) { testCapacityTypes(t, newEnv(t, api)) })
 	t.Run("GetListDelete", func(t *testing.T) { testGetListDelete(t, newEnv(t, api)) })
 	t.Run("Drift", func(t *testing.T) { testDrift(t, newEnv(t, api)) })
+	t.Run("AdoptedClaimsAreRestampedAndDrift", func(t *testing.T) { testStampHash(t, newEnv(t, api)) })
 	t.Run("HundredClaimsOfOneShapeShareOneTemplate", func(t *testing.T) { testOneTemplate(t, newEnv(t, api)) })
 	t.Run("APICallsPerThousandClaims", func(t *testing.T) { testAPICalls(t, newEnv(t, api)) })
 	t.Run("NoFaultLeaksOrDoublesAnInstance", func(t *testing.T) { testFaults(t, api) })
@@ -333,6 +335,75 @@ func testDrift(t *testing.T, e *env) {
 	// Drift checks in turn share one listing of the instances.
 	if n := describes(); n != 1 {
 		t.Errorf("7 drift checks made %d DescribeInstances calls, want 1", n)
+	}
+}
+
+// A claim Karpenter launched carries Karpenter's EC2NodeClass hash and version, which are not
+// judged. StampHash gives it tenon's hash of the class as it is now and version tenon-v1, so
+// that a later change to the class drifts it; a claim already Drifted gets the version only,
+// its old hash keeping it drifted; a claim of tenon's version, one not launched, and one whose
+// EC2NodeClass is missing are left as they are.
+func testStampHash(t *testing.T, e *env) {
+	e.nodeClass(t, "stamp", nil)
+	const karpenterHash, karpenterVersion = "9106813447891402951", "v4"
+	launch := func(name string, drifted bool) *apisv1.NodeClaim {
+		t.Helper()
+		out, err := e.p.Create(ctx, claim(name, "stamp", req(corev1.LabelArchStable, corev1.NodeSelectorOpIn, "amd64"),
+			req(apisv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, apisv1.CapacityTypeOnDemand)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Annotations[awsv1.AnnotationEC2NodeClassHash] = karpenterHash
+		out.Annotations[awsv1.AnnotationEC2NodeClassHashVersion] = karpenterVersion
+		if drifted {
+			out.SetCondition(metav1.Condition{Type: apisv1.ConditionTypeDrifted, Status: metav1.ConditionTrue, Reason: "NodeClassDrift"}, time.Now())
+		}
+		return out
+	}
+	drift := func(c *apisv1.NodeClaim, want cloudprovider.DriftReason) {
+		t.Helper()
+		got, err := e.p.IsDrifted(ctx, c)
+		if err != nil || got != want {
+			t.Fatalf("claim %s: IsDrifted = %q, %v; want %q", c.Name, got, err, want)
+		}
+	}
+	stamp := func(c *apisv1.NodeClaim, wantFrom, wantTo string) {
+		t.Helper()
+		from, to, err := e.p.StampHash(ctx, c)
+		if err != nil || from != wantFrom || to != wantTo {
+			t.Fatalf("claim %s: StampHash = %q, %q, %v; want %q, %q", c.Name, from, to, err, wantFrom, wantTo)
+		}
+	}
+	fresh, drifted := launch("stamp-fresh", false), launch("stamp-drifted", true)
+	drift(fresh, "") // Karpenter's hash is not judged
+	stamp(fresh, karpenterVersion, awsv1.EC2NodeClassHashVersion)
+	stamp(drifted, karpenterVersion, awsv1.EC2NodeClassHashVersion)
+	nc := &awsv1.EC2NodeClass{}
+	if err := e.api.client.Get(ctx, objKey("stamp"), nc); err != nil {
+		t.Fatal(err)
+	}
+	if h := fresh.Annotations[awsv1.AnnotationEC2NodeClassHash]; h != nc.Hash(e.p.cluster.CABundle) || h == karpenterHash {
+		t.Fatalf("re-stamped hash %s, want the class's %s", h, nc.Hash(e.p.cluster.CABundle))
+	}
+	if h := drifted.Annotations[awsv1.AnnotationEC2NodeClassHash]; h != karpenterHash {
+		t.Errorf("a Drifted claim's hash was re-stamped as %s; it must keep %s", h, karpenterHash)
+	}
+	drift(fresh, "")
+	drift(drifted, DriftNodeClass)
+	stamp(fresh, "", "") // tenon's version already
+	nc.Spec.Tags = map[string]string{"team": "other"}
+	if err := e.api.client.Update(ctx, nc); err != nil {
+		t.Fatal(err)
+	}
+	drift(fresh, DriftNodeClass)
+
+	unlaunched := claim("stamp-unlaunched", "stamp")
+	stamp(unlaunched, "", "")
+	gone := launch("stamp-gone", false)
+	gone.Spec.NodeClassRef.Name = "no-such-class"
+	stamp(gone, "", "")
+	if a := gone.Annotations; a[awsv1.AnnotationEC2NodeClassHashVersion] != karpenterVersion || a[awsv1.AnnotationEC2NodeClassHash] != karpenterHash {
+		t.Errorf("a claim whose EC2NodeClass is missing was re-stamped: %v", a)
 	}
 }
 

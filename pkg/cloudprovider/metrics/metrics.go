@@ -54,7 +54,8 @@ func ErrorType(err error) string {
 }
 
 // Decorate returns cp measured. The result also implements cloudprovider.InterruptionQueue
-// when cp does, so that wrapping hides nothing.
+// when cp does, so that wrapping hides nothing, and always cloudprovider.HashStamper: it
+// stamps through cp when cp is one, and changes nothing otherwise.
 func Decorate(cp cloudprovider.CloudProvider) cloudprovider.CloudProvider {
 	d := &decorator{cp: cp}
 	if q, ok := cp.(cloudprovider.InterruptionQueue); ok {
@@ -76,7 +77,10 @@ func Undecorated(cp cloudprovider.CloudProvider) cloudprovider.CloudProvider {
 
 type decorator struct{ cp cloudprovider.CloudProvider }
 
-var _ cloudprovider.CloudProvider = (*decorator)(nil)
+var (
+	_ cloudprovider.CloudProvider = (*decorator)(nil)
+	_ cloudprovider.HashStamper   = (*decorator)(nil)
+)
 
 // measure times a call of method and counts its error.
 func (d *decorator) measure(ctx context.Context, method string, start time.Time, err error) {
@@ -127,6 +131,15 @@ func (d *decorator) IsDrifted(ctx context.Context, claim *apisv1.NodeClaim) (clo
 	out, err := d.cp.IsDrifted(ctx, claim)
 	d.measure(ctx, "IsDrifted", start, err)
 	return out, err
+}
+
+// StampHash forwards to cp when it is a cloudprovider.HashStamper. It calls no cloud API (it
+// reads the NodeClass from the cluster), so it is not measured.
+func (d *decorator) StampHash(ctx context.Context, claim *apisv1.NodeClaim) (from, to string, err error) {
+	if s, ok := d.cp.(cloudprovider.HashStamper); ok {
+		return s.StampHash(ctx, claim)
+	}
+	return "", "", nil
 }
 
 func (d *decorator) Name() string                    { return d.cp.Name() }

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 )
 
 // ReasonAdopted is the event reason of a NodeClaim another controller made (Karpenter, or a
@@ -22,8 +23,42 @@ const ReasonAdopted = "Adopted"
 // claim already Drifted keeps its old hash, and so stays drifted.
 // Everything else about such a claim (its finalizer, conditions, Node) is tenon's already:
 // both speak the same API. A claim whose NodePool is gone, or that names none, is left as it
-// is. It changes claim in memory; Reconcile writes it.
+// is. The provider's NodeClass hash is re-stamped likewise, through the provider (see
+// adoptNodeClassHash). It changes claim in memory; Reconcile writes it.
 func (c *Controller) adopt(ctx context.Context, claim *apisv1.NodeClaim) error {
+	if err := c.adoptNodePoolHash(ctx, claim); err != nil {
+		return err
+	}
+	return c.adoptNodeClassHash(ctx, claim)
+}
+
+// adoptNodeClassHash has a provider that stamps a NodeClass hash (a cloudprovider.HashStamper,
+// such as the AWS provider's EC2NodeClass hash) re-stamp a claim launched under another hash
+// version, so that a change to its NodeClass drifts it as one tenon launched; a claim already
+// Drifted keeps its old hash and stays drifted. Providers without such a hash are left alone.
+func (c *Controller) adoptNodeClassHash(ctx context.Context, claim *apisv1.NodeClaim) error {
+	s, ok := c.deps.CloudProvider.(cloudprovider.HashStamper)
+	if !ok {
+		return nil
+	}
+	from, to, err := s.StampHash(ctx, claim)
+	if err != nil || to == "" {
+		return err
+	}
+	if from == "" {
+		from = "none"
+	}
+	if claim.IsTrue(apisv1.ConditionTypeDrifted) {
+		c.deps.Recorder.Eventf(claim, corev1.EventTypeNormal, ReasonAdopted,
+			"adopted: nodeclass hash version %s re-stamped as %s; the claim was drifted and stays so", from, to)
+		return nil
+	}
+	c.deps.Recorder.Eventf(claim, corev1.EventTypeNormal, ReasonAdopted,
+		"adopted: nodeclass hash version %s re-stamped as %s with nodeclass %s's current hash", from, to, claim.Spec.NodeClassRef.Name)
+	return nil
+}
+
+func (c *Controller) adoptNodePoolHash(ctx context.Context, claim *apisv1.NodeClaim) error {
 	if claim.Annotations[apisv1.NodePoolHashVersionAnnotationKey] == apisv1.NodePoolHashVersion {
 		return nil
 	}
