@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,7 +22,6 @@ import (
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws/interruption"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/awsapi"
 	disruptionctrl "github.com/tenon-sh/tenon/pkg/controllers/disruption"
-	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/termination"
 	"github.com/tenon-sh/tenon/pkg/operator"
 )
 
@@ -424,39 +422,12 @@ func TestAWSSpotInterruptionFromSQSReplacesNodeBeforeDeadline(t *testing.T) {
 		})
 	pods := e.podsRunning("web", replicas, 120*time.Second)
 
-	perNode := map[string]int{}
-	for _, p := range pods {
-		perNode[p.Spec.NodeName]++
-	}
-	var victim corev1.Node
-	for name, n := range perNode {
-		if victim.Name == "" || n > perNode[victim.Name] {
-			victim.Name = name
-		}
-	}
-	if err := e.kube.Get(e.ctx, clientKey(victim.Name), &victim); err != nil {
-		t.Fatal(err)
-	}
-	if ct := victim.Labels[apisv1.CapacityTypeLabelKey]; ct != apisv1.CapacityTypeSpot {
-		t.Fatalf("node %s is %s, want spot", victim.Name, ct)
-	}
+	v := e.spotVictimOf(t, pods)
+	victim, victimClaim := v.node, v.claim
 	inst, ok := e.awsDInstances()[victim.Spec.ProviderID]
 	if !ok || inst.CapacityType != apisv1.CapacityTypeSpot || inst.State != "running" {
 		t.Fatalf("node %s (%s) is not on a running spot instance of the endpoint: %+v", victim.Name, victim.Spec.ProviderID, inst)
 	}
-	interrupted := cloudprovider.Offering{InstanceType: victim.Labels[apisv1.LabelInstanceType], Zone: victim.Labels[apisv1.LabelZone], CapacityType: apisv1.CapacityTypeSpot}
-	before := map[string]bool{}
-	var victimClaim string
-	for _, c := range e.nodeClaims() {
-		before[c.Name] = true
-		if c.Status.ProviderID == victim.Spec.ProviderID {
-			victimClaim = c.Name
-		}
-	}
-	if victimClaim == "" {
-		t.Fatalf("no NodeClaim has the provider ID %s of node %s", victim.Spec.ProviderID, victim.Name)
-	}
-	taintSeen := e.watchNodeTaint(victim.Name)
 
 	malformed0, _ := sample(t, "tenon_interruption_dropped_messages_total", map[string]string{"reason": interruption.DropMalformed})
 	spot0, _ := sample(t, "karpenter_interruption_received_messages_total", map[string]string{"message_type": "spot_interrupted"})
@@ -475,64 +446,7 @@ func TestAWSSpotInterruptionFromSQSReplacesNodeBeforeDeadline(t *testing.T) {
 		t.Fatalf("the endpoint did not put a spot interruption warning for %s on the queue: %v", inst.ID, e.server.QueueMessages(awsDQueue))
 	}
 
-	var fewest atomic.Int64
-	fewest.Store(replicas)
-	var gone time.Time
-	e.eventually(100*time.Second, "the interrupted node gone", func() (bool, string) {
-		var l corev1.PodList
-		if err := e.kube.List(e.ctx, &l, client.InNamespace("default"), client.MatchingLabels{"app": "web"}); err == nil {
-			if n := int64(readyPods(l.Items)); n < fewest.Load() {
-				fewest.Store(n)
-			}
-		}
-		var n corev1.Node
-		if err := e.kube.Get(e.ctx, clientKey(victim.Name), &n); err == nil {
-			return false, fmt.Sprintf("node %s still there (taints %v)", n.Name, n.Spec.Taints)
-		}
-		gone = time.Now()
-		return true, ""
-	})
-	if !gone.Before(deadline) {
-		t.Errorf("the node went at %v, not before the warning's deadline %v", gone, deadline)
-	}
-	t.Logf("the interrupted node was gone %v after the warning", gone.Sub(at).Round(100*time.Millisecond))
-	select {
-	case <-taintSeen:
-	default:
-		t.Errorf("node %s was never tainted %s", victim.Name, apisv1.DisruptedNoScheduleTaint.ToString())
-	}
-
-	pods = e.podsRunning("web", replicas, 60*time.Second)
-	for _, p := range pods {
-		if p.Spec.NodeName == victim.Name {
-			t.Errorf("pod %s still runs on the interrupted node", p.Name)
-		}
-	}
-	if f := fewest.Load(); f < replicas-1 {
-		t.Errorf("only %d of %d pods were ready at one point; the PDB allows one down", f, replicas)
-	}
-	if evs := e.events(termination.ReasonDeleted); len(evs) > 0 {
-		t.Errorf("pods were deleted without eviction (%s: %s): the drain ran out of time", evs[0].InvolvedObject.Name, evs[0].Message)
-	}
-
-	var replacements []string
-	for _, c := range e.nodeClaims() {
-		if before[c.Name] {
-			continue
-		}
-		replacements = append(replacements, c.Name)
-		o := cloudprovider.Offering{InstanceType: c.Labels[apisv1.LabelInstanceType], Zone: c.Labels[apisv1.LabelZone], CapacityType: c.Labels[apisv1.CapacityTypeLabelKey]}
-		if o == interrupted {
-			t.Errorf("replacement %s was bought through the interrupted offering %s", c.Name, o)
-		}
-	}
-	if len(replacements) == 0 {
-		t.Error("no replacement NodeClaim was launched")
-	}
-	t.Logf("replacements launched: %v", replacements)
-	if !e.op.Unavailable.IsUnavailable(interrupted.InstanceType, interrupted.Zone, interrupted.CapacityType) {
-		t.Errorf("the interrupted offering %s is not marked unavailable", interrupted)
-	}
+	e.env.drainedBeforeDeadline(t, v, "web", replicas, at, deadline, "warning")
 
 	// Tenon terminated the instance itself, ahead of the deadline; the claim is gone; the
 	// warning, the malformed messages and the instance's state-change notifications are all

@@ -47,35 +47,8 @@ func TestSpotInterruptionReplacesNodeBeforeDeadline(t *testing.T) {
 	pods := e.podsRunning("web", replicas, 60*time.Second)
 
 	// Interrupt the node holding the most pods.
-	perNode := map[string]int{}
-	for _, p := range pods {
-		perNode[p.Spec.NodeName]++
-	}
-	var victim corev1.Node
-	for name, n := range perNode {
-		if victim.Name == "" || n > perNode[victim.Name] {
-			victim.Name = name
-		}
-	}
-	if err := e.kube.Get(e.ctx, clientKey(victim.Name), &victim); err != nil {
-		t.Fatal(err)
-	}
-	if ct := victim.Labels[apisv1.CapacityTypeLabelKey]; ct != apisv1.CapacityTypeSpot {
-		t.Fatalf("node %s is %s, want spot", victim.Name, ct)
-	}
-	interrupted := cloudprovider.Offering{InstanceType: victim.Labels[apisv1.LabelInstanceType], Zone: victim.Labels[apisv1.LabelZone], CapacityType: apisv1.CapacityTypeSpot}
-	before := map[string]bool{}
-	var victimClaim string
-	for _, c := range e.nodeClaims() {
-		before[c.Name] = true
-		if c.Status.ProviderID == victim.Spec.ProviderID {
-			victimClaim = c.Name
-		}
-	}
-	if victimClaim == "" {
-		t.Fatalf("no NodeClaim has the provider ID %s of node %s", victim.Spec.ProviderID, victim.Name)
-	}
-	taintSeen := e.watchNodeTaint(victim.Name)
+	v := e.spotVictimOf(t, pods)
+	victim, victimClaim := v.node, v.claim
 
 	provider := e.op.Cloud.(*simulated.Provider)
 	at := time.Now()
@@ -84,66 +57,7 @@ func TestSpotInterruptionReplacesNodeBeforeDeadline(t *testing.T) {
 	}
 	deadline := at.Add(2 * time.Minute)
 
-	// Until the node is gone, never more than the PDB allows may be down.
-	var fewest atomic.Int64
-	fewest.Store(replicas)
-	var gone time.Time
-	e.eventually(100*time.Second, "the interrupted node gone", func() (bool, string) {
-		var l corev1.PodList
-		if err := e.kube.List(e.ctx, &l, client.InNamespace("default"), client.MatchingLabels{"app": "web"}); err == nil {
-			if n := int64(readyPods(l.Items)); n < fewest.Load() {
-				fewest.Store(n)
-			}
-		}
-		var n corev1.Node
-		if err := e.kube.Get(e.ctx, clientKey(victim.Name), &n); err == nil {
-			return false, fmt.Sprintf("node %s still there (taints %v)", n.Name, n.Spec.Taints)
-		}
-		gone = time.Now()
-		return true, ""
-	})
-	if !gone.Before(deadline) {
-		t.Errorf("the node went at %v, not before the notice's deadline %v", gone, deadline)
-	}
-	t.Logf("the interrupted node was gone %v after the notice", gone.Sub(at).Round(100*time.Millisecond))
-	select {
-	case <-taintSeen:
-	default:
-		t.Errorf("node %s was never tainted %s", victim.Name, apisv1.DisruptedNoScheduleTaint.ToString())
-	}
-
-	pods = e.podsRunning("web", replicas, 60*time.Second)
-	for _, p := range pods {
-		if p.Spec.NodeName == victim.Name {
-			t.Errorf("pod %s still runs on the interrupted node", p.Name)
-		}
-	}
-	if f := fewest.Load(); f < replicas-1 {
-		t.Errorf("only %d of %d pods were ready at one point; the PDB allows one down", f, replicas)
-	}
-	if evs := e.events(termination.ReasonDeleted); len(evs) > 0 {
-		t.Errorf("pods were deleted without eviction (%s: %s): the drain ran out of time", evs[0].InvolvedObject.Name, evs[0].Message)
-	}
-
-	// A replacement was launched, through another offering.
-	var replacements []string
-	for _, c := range e.nodeClaims() {
-		if before[c.Name] {
-			continue
-		}
-		replacements = append(replacements, c.Name)
-		o := cloudprovider.Offering{InstanceType: c.Labels[apisv1.LabelInstanceType], Zone: c.Labels[apisv1.LabelZone], CapacityType: c.Labels[apisv1.CapacityTypeLabelKey]}
-		if o == interrupted {
-			t.Errorf("replacement %s was bought through the interrupted offering %s", c.Name, o)
-		}
-	}
-	if len(replacements) == 0 {
-		t.Error("no replacement NodeClaim was launched")
-	}
-	t.Logf("replacements launched: %v", replacements)
-	if !e.op.Unavailable.IsUnavailable(interrupted.InstanceType, interrupted.Zone, interrupted.CapacityType) {
-		t.Errorf("the interrupted offering %s is not marked unavailable", interrupted)
-	}
+	e.drainedBeforeDeadline(t, v, "web", replicas, at, deadline, "notice")
 
 	// The claim, the instance and the notice are gone; the events name the node and claim.
 	e.eventually(30*time.Second, "the interrupted claim and instance gone", func() (bool, string) {
@@ -174,6 +88,121 @@ func TestSpotInterruptionReplacesNodeBeforeDeadline(t *testing.T) {
 		if !slices.Contains(named, want) {
 			t.Errorf("no %s event on %s (events on %v)", cloudprovider.SpotInterruption, want, named)
 		}
+	}
+}
+
+// spotVictim is the spot node an interruption test hits: its offering and NodeClaim, the
+// NodeClaims there were before the interruption, and a watch on its disrupted taint.
+type spotVictim struct {
+	node      corev1.Node
+	offering  cloudprovider.Offering
+	claim     string
+	before    map[string]bool
+	taintSeen <-chan struct{}
+}
+
+// spotVictimOf picks the node holding the most of pods, which must be spot, and starts
+// watching its taint.
+func (e *env) spotVictimOf(t *testing.T, pods []corev1.Pod) spotVictim {
+	t.Helper()
+	perNode := map[string]int{}
+	for _, p := range pods {
+		perNode[p.Spec.NodeName]++
+	}
+	var victim corev1.Node
+	for name, n := range perNode {
+		if victim.Name == "" || n > perNode[victim.Name] {
+			victim.Name = name
+		}
+	}
+	if err := e.kube.Get(e.ctx, clientKey(victim.Name), &victim); err != nil {
+		t.Fatal(err)
+	}
+	if ct := victim.Labels[apisv1.CapacityTypeLabelKey]; ct != apisv1.CapacityTypeSpot {
+		t.Fatalf("node %s is %s, want spot", victim.Name, ct)
+	}
+	interrupted := cloudprovider.Offering{InstanceType: victim.Labels[apisv1.LabelInstanceType], Zone: victim.Labels[apisv1.LabelZone], CapacityType: apisv1.CapacityTypeSpot}
+	before := map[string]bool{}
+	var victimClaim string
+	for _, c := range e.nodeClaims() {
+		before[c.Name] = true
+		if c.Status.ProviderID == victim.Spec.ProviderID {
+			victimClaim = c.Name
+		}
+	}
+	if victimClaim == "" {
+		t.Fatalf("no NodeClaim has the provider ID %s of node %s", victim.Spec.ProviderID, victim.Name)
+	}
+	taintSeen := e.watchNodeTaint(victim.Name)
+	return spotVictim{node: victim, offering: interrupted, claim: victimClaim, before: before, taintSeen: taintSeen}
+}
+
+// drainedBeforeDeadline waits until the victim's node is gone and checks what handling its
+// interruption (a notice given at, due at deadline) must have done: gone before the deadline,
+// tainted first, app's replicas running elsewhere, never more of them down than the PDB's one,
+// no pod deleted without eviction, a replacement bought through another offering, and the
+// interrupted offering marked unavailable. notice names the message in errors.
+func (e *env) drainedBeforeDeadline(t *testing.T, v spotVictim, app string, replicas int, at, deadline time.Time, notice string) {
+	t.Helper()
+	victim, interrupted := v.node, v.offering
+	var fewest atomic.Int64
+	fewest.Store(int64(replicas))
+	var gone time.Time
+	e.eventually(100*time.Second, "the interrupted node gone", func() (bool, string) {
+		var l corev1.PodList
+		if err := e.kube.List(e.ctx, &l, client.InNamespace("default"), client.MatchingLabels{"app": app}); err == nil {
+			if n := int64(readyPods(l.Items)); n < fewest.Load() {
+				fewest.Store(n)
+			}
+		}
+		var n corev1.Node
+		if err := e.kube.Get(e.ctx, clientKey(victim.Name), &n); err == nil {
+			return false, fmt.Sprintf("node %s still there (taints %v)", n.Name, n.Spec.Taints)
+		}
+		gone = time.Now()
+		return true, ""
+	})
+	if !gone.Before(deadline) {
+		t.Errorf("the node went at %v, not before the %s's deadline %v", gone, notice, deadline)
+	}
+	t.Logf("the interrupted node was gone %v after the %s", gone.Sub(at).Round(100*time.Millisecond), notice)
+	select {
+	case <-v.taintSeen:
+	default:
+		t.Errorf("node %s was never tainted %s", victim.Name, apisv1.DisruptedNoScheduleTaint.ToString())
+	}
+
+	pods := e.podsRunning(app, replicas, 60*time.Second)
+	for _, p := range pods {
+		if p.Spec.NodeName == victim.Name {
+			t.Errorf("pod %s still runs on the interrupted node", p.Name)
+		}
+	}
+	if f := fewest.Load(); f < int64(replicas)-1 {
+		t.Errorf("only %d of %d pods were ready at one point; the PDB allows one down", f, replicas)
+	}
+	if evs := e.events(termination.ReasonDeleted); len(evs) > 0 {
+		t.Errorf("pods were deleted without eviction (%s: %s): the drain ran out of time", evs[0].InvolvedObject.Name, evs[0].Message)
+	}
+
+	// A replacement was launched, through another offering.
+	var replacements []string
+	for _, c := range e.nodeClaims() {
+		if v.before[c.Name] {
+			continue
+		}
+		replacements = append(replacements, c.Name)
+		o := cloudprovider.Offering{InstanceType: c.Labels[apisv1.LabelInstanceType], Zone: c.Labels[apisv1.LabelZone], CapacityType: c.Labels[apisv1.CapacityTypeLabelKey]}
+		if o == interrupted {
+			t.Errorf("replacement %s was bought through the interrupted offering %s", c.Name, o)
+		}
+	}
+	if len(replacements) == 0 {
+		t.Error("no replacement NodeClaim was launched")
+	}
+	t.Logf("replacements launched: %v", replacements)
+	if !e.op.Unavailable.IsUnavailable(interrupted.InstanceType, interrupted.Zone, interrupted.CapacityType) {
+		t.Errorf("the interrupted offering %s is not marked unavailable", interrupted)
 	}
 }
 
