@@ -462,12 +462,12 @@ func TestAWSCloudFaults(t *testing.T) {
 		case lifecycle.ReasonLaunchFailed:
 			launchFailed += int(ev.Count)
 		case lifecycle.ReasonInsufficientCapacity:
-			msg, _, _ := strings.Cut(strings.TrimPrefix(ev.Message, "insufficient capacity for "), ";")
-			for _, o := range strings.Split(msg, ", ") {
-				if len(strings.Split(o, "/")) != 3 {
-					t.Errorf("event %s: cannot read offering %q in %q", ev.Name, o, ev.Message)
-					continue
-				}
+			offerings, err := markedOfferings(ev.Message)
+			if err != nil {
+				t.Errorf("event %s: %v", ev.Name, err)
+				continue
+			}
+			for _, o := range offerings {
 				marked[o] = true
 				if !ice[o] {
 					t.Errorf("offering %s marked unavailable, but the test did not make it ICE: event %q", o, ev.Message)

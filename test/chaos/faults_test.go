@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -130,13 +131,13 @@ func TestCloudFaults(t *testing.T) {
 		case lifecycle.ReasonLaunchFailed:
 			launchFailed += int(ev.Count)
 		case lifecycle.ReasonInsufficientCapacity:
-			msg, _, _ := strings.Cut(strings.TrimPrefix(ev.Message, "insufficient capacity for "), ";")
-			for _, o := range strings.Split(msg, ", ") {
+			offerings, err := markedOfferings(ev.Message)
+			if err != nil {
+				t.Errorf("event %s: %v", ev.Name, err)
+				continue
+			}
+			for _, o := range offerings {
 				parts := strings.Split(o, "/")
-				if len(parts) != 3 {
-					t.Errorf("event %s: cannot read offering %q in %q", ev.Name, o, ev.Message)
-					continue
-				}
 				marked++
 				if !limited(pools, parts[0], parts[1]) {
 					t.Errorf("offering %s marked unavailable, but no capacity pool limits it: event %q", o, ev.Message)
@@ -163,4 +164,35 @@ func TestCloudFaults(t *testing.T) {
 func (c *cluster) stateLine(want int) string {
 	_, s := c.state(want)
 	return s
+}
+
+// markedOfferings reads the TYPE/ZONE/CAPACITY-TYPE offerings an InsufficientCapacity event
+// names ("NodeClaim X: insufficient capacity for c5.large/us-east-1b/on-demand, ...; marking N
+// offerings unavailable ..."; the NodeClaim prefix may be absent).
+func markedOfferings(message string) ([]string, error) {
+	_, list, found := strings.Cut(message, "insufficient capacity for ")
+	if !found {
+		return nil, fmt.Errorf("cannot read %q", message)
+	}
+	list, _, _ = strings.Cut(list, ";")
+	var out []string
+	for _, o := range strings.Split(list, ", ") {
+		if len(strings.Split(o, "/")) != 3 {
+			return nil, fmt.Errorf("cannot read offering %q in %q", o, message)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// The lifecycle controller's InsufficientCapacity event names its NodeClaim first; the
+// offerings after it are what the checks read.
+func TestMarkedOfferingsReadsTheLifecycleEvent(t *testing.T) {
+	got, err := markedOfferings("NodeClaim general-k9fv8: insufficient capacity for c5.large/us-east-1b/on-demand, c5.large/us-east-1c/on-demand; marking 2 offerings unavailable for 3m0s and deleting the NodeClaim")
+	if err != nil || strings.Join(got, " ") != "c5.large/us-east-1b/on-demand c5.large/us-east-1c/on-demand" {
+		t.Errorf("got %v, %v", got, err)
+	}
+	if _, err := markedOfferings("insufficient capacity for c5.large; marking"); err == nil {
+		t.Error("an offering without zone and capacity type was read")
+	}
 }
