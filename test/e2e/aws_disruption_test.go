@@ -336,23 +336,7 @@ func TestAWSDisruptionScaleDownDeletesEmptyAndReplacesUnderutilized(t *testing.T
 		before[name] = pid
 	}
 
-	e.scale("spread", 1)
-	e.scale("filler", 0)
-	e.eventually(120*time.Second, "the empty instances deleted and the underutilized one replaced", func() (bool, string) {
-		wide, small := e.poolClaims("wide"), e.poolClaims("small")
-		var state []string
-		for _, c := range append(wide, small...) {
-			state = append(state, claimState(&c)+c.Labels[apisv1.LabelInstanceType])
-		}
-		if len(wide) != 1 || len(small) != 1 || e.node(big) != nil {
-			return false, strings.Join(state, " ")
-		}
-		return small[0].Labels[apisv1.LabelInstanceType] == "m5.large" && small[0].DeletionTimestamp == nil, strings.Join(state, " ")
-	})
-	e.podsRunning("spread", 1, 60*time.Second)
-	if node := e.nodeOf("app"); e.node(node).Labels[apisv1.LabelInstanceType] != "m5.large" {
-		t.Errorf("app runs on %s, not on the cheaper replacement", node)
-	}
+	e.scaleDownConsolidates(big, 120*time.Second)
 	kept := map[string]bool{}
 	for _, c := range append(e.poolClaims("wide"), e.poolClaims("small")...) {
 		kept[c.Status.ProviderID] = true

@@ -370,14 +370,7 @@ func (e *awsEnv) awsForeignClaim(name string, inst awsapi.InstanceInfo, withClai
 		},
 	}
 	e.create(claim)
-	now := metav1.Now()
-	claim.Status = apisv1.NodeClaimStatus{ProviderID: inst.ProviderID, NodeName: node.Name, Capacity: node.Status.Capacity, Allocatable: node.Status.Allocatable, ImageID: inst.ImageID}
-	for _, c := range []string{apisv1.ConditionTypeLaunched, apisv1.ConditionTypeRegistered, apisv1.ConditionTypeInitialized, apisv1.ConditionTypeReady} {
-		claim.Status.Conditions = append(claim.Status.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionTrue, Reason: c, LastTransitionTime: now})
-	}
-	if err := e.kube.Status().Update(e.ctx, claim); err != nil {
-		e.t.Fatalf("writing the status of NodeClaim %s: %v", name, err)
-	}
+	e.writeUpStatus(claim, apisv1.NodeClaimStatus{ProviderID: inst.ProviderID, NodeName: node.Name, Capacity: node.Status.Capacity, Allocatable: node.Status.Allocatable, ImageID: inst.ImageID})
 }
 
 // TestForeignNodeClaimsSurviveEveryLoop for the AWS provider: another autoscaler's NodePool,

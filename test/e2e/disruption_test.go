@@ -171,21 +171,15 @@ func (e *env) untouched(node string) (bool, string) {
 	return true, ""
 }
 
-// Scaling down deletes the nodes left empty and replaces a node left underutilized by a cheaper
-// one; every pod keeps running.
-func TestDisruptionScaleDownDeletesEmptyAndReplacesUnderutilized(t *testing.T) {
-	e := start(t, disruptionOptions())
-	e.create(nodePool("wide", "default", []string{"m5"}, budgets(apisv1.Budget{Nodes: "100%"})),
-		deployment("spread", 3, "3", "1Gi", inPool("wide"), spreadByHost("spread")))
-	big := underutilized(e)
-	e.podsRunning("spread", 3, 90*time.Second)
-	if n := len(e.poolClaims("wide")); n != 3 {
-		t.Fatalf("want three nodes for three spread pods, got %d", n)
-	}
-
+// scaleDownConsolidates scales spread to one pod and filler to none, then waits until the
+// empty wide nodes are gone and the underutilized node big (holding app) is replaced by one
+// m5.large that app runs on.
+func (e *env) scaleDownConsolidates(big string, timeout time.Duration) {
+	e.t.Helper()
+	t := e.t
 	e.scale("spread", 1)
 	e.scale("filler", 0)
-	e.eventually(90*time.Second, "the empty nodes deleted and the underutilized node replaced", func() (bool, string) {
+	e.eventually(timeout, "the empty nodes deleted and the underutilized node replaced", func() (bool, string) {
 		wide, small := e.poolClaims("wide"), e.poolClaims("small")
 		var state []string
 		for _, c := range append(wide, small...) {
@@ -200,6 +194,21 @@ func TestDisruptionScaleDownDeletesEmptyAndReplacesUnderutilized(t *testing.T) {
 	if node := e.nodeOf("app"); e.node(node).Labels[apisv1.LabelInstanceType] != "m5.large" {
 		t.Errorf("app runs on %s, not on the cheaper replacement", node)
 	}
+}
+
+// Scaling down deletes the nodes left empty and replaces a node left underutilized by a cheaper
+// one; every pod keeps running.
+func TestDisruptionScaleDownDeletesEmptyAndReplacesUnderutilized(t *testing.T) {
+	e := start(t, disruptionOptions())
+	e.create(nodePool("wide", "default", []string{"m5"}, budgets(apisv1.Budget{Nodes: "100%"})),
+		deployment("spread", 3, "3", "1Gi", inPool("wide"), spreadByHost("spread")))
+	big := underutilized(e)
+	e.podsRunning("spread", 3, 90*time.Second)
+	if n := len(e.poolClaims("wide")); n != 3 {
+		t.Fatalf("want three nodes for three spread pods, got %d", n)
+	}
+
+	e.scaleDownConsolidates(big, 90*time.Second)
 	if !slices.ContainsFunc(e.events(disruptionctrl.EventTerminating), func(ev corev1.Event) bool { return strings.Contains(ev.Message, "Emptiness") }) {
 		t.Error("no DisruptionTerminating event for emptiness")
 	}

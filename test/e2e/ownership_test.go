@@ -58,13 +58,20 @@ func (e *env) foreignClaim(name, instanceID string, withClaim bool) {
 		},
 	}
 	e.create(claim)
+	e.writeUpStatus(claim, apisv1.NodeClaimStatus{ProviderID: providerID, NodeName: node.Name, Capacity: capacity, Allocatable: capacity})
+}
+
+// writeUpStatus writes status onto a NodeClaim another autoscaler made, with Launched,
+// Registered, Initialized and Ready true: a claim that is up.
+func (e *env) writeUpStatus(claim *apisv1.NodeClaim, status apisv1.NodeClaimStatus) {
+	e.t.Helper()
 	now := metav1.Now()
-	claim.Status = apisv1.NodeClaimStatus{ProviderID: providerID, NodeName: node.Name, Capacity: capacity, Allocatable: capacity}
+	claim.Status = status
 	for _, c := range []string{apisv1.ConditionTypeLaunched, apisv1.ConditionTypeRegistered, apisv1.ConditionTypeInitialized, apisv1.ConditionTypeReady} {
 		claim.Status.Conditions = append(claim.Status.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionTrue, Reason: c, LastTransitionTime: now})
 	}
 	if err := e.kube.Status().Update(e.ctx, claim); err != nil {
-		e.t.Fatalf("writing the status of NodeClaim %s: %v", name, err)
+		e.t.Fatalf("writing the status of NodeClaim %s: %v", claim.Name, err)
 	}
 }
 
