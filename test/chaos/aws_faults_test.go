@@ -258,30 +258,9 @@ func (c *cluster) installAWS(pods int) {
 // Running, every NodeClaim initialized and not being deleted, no node tainted, no instance
 // pending or shutting down, and as many running instances and nodes as claims.
 func (c *cluster) awsSettled(e *awsEndpoint, want int) (bool, string) {
-	run, all, err := c.running()
-	if err != nil {
-		return false, err.Error()
-	}
-	if run != want || all != want {
-		return false, fmt.Sprintf("%d/%d pods Running (%d wanted)", run, all, want)
-	}
-	var claims apisv1.NodeClaimList
-	var nodes corev1.NodeList
-	if err := c.kube.List(c.ctx, &claims); err != nil {
-		return false, err.Error()
-	}
-	if err := c.kube.List(c.ctx, &nodes); err != nil {
-		return false, err.Error()
-	}
-	for _, nc := range claims.Items {
-		if nc.DeletionTimestamp != nil || !nc.IsTrue(apisv1.ConditionTypeInitialized) {
-			return false, "NodeClaim " + nc.Name + " is being deleted or not initialized"
-		}
-	}
-	for _, n := range nodes.Items {
-		if tainted(&n) {
-			return false, "node " + n.Name + " is tainted " + apisv1.DisruptedTaintKey
-		}
+	claims, nodes, ok, msg := c.atRest(want)
+	if !ok {
+		return false, msg
 	}
 	running := 0
 	for _, in := range e.server.Instances() {
@@ -293,28 +272,10 @@ func (c *cluster) awsSettled(e *awsEndpoint, want int) (bool, string) {
 			return false, fmt.Sprintf("instance %s is %s", in.ID, in.State)
 		}
 	}
-	if len(nodes.Items) != len(claims.Items) || running != len(claims.Items) {
-		return false, fmt.Sprintf("%d claims, %d nodes, %d running instances", len(claims.Items), len(nodes.Items), running)
+	if nodes != claims || running != claims {
+		return false, fmt.Sprintf("%d claims, %d nodes, %d running instances", claims, nodes, running)
 	}
 	return true, ""
-}
-
-// awsConverge waits until awsSettled holds with the same nodes for quiet.
-func (c *cluster) awsConverge(e *awsEndpoint, want int, quiet, timeout time.Duration) {
-	c.t.Helper()
-	var since time.Time
-	var last string
-	c.eventually(timeout, "convergence", func() (bool, string) {
-		ok, msg := c.awsSettled(e, want)
-		if !ok {
-			since = time.Time{}
-			return false, msg
-		}
-		if names := c.nodeNames(); names != last || since.IsZero() {
-			since, last = time.Now(), names
-		}
-		return time.Since(since) >= quiet, "settled, waiting for quiet"
-	})
 }
 
 // awsFinal checks the end state: every live instance of the endpoint is tagged for a NodeClaim
@@ -330,30 +291,11 @@ func (c *cluster) awsFinal(t *testing.T, e *awsEndpoint) (instances, claims int)
 	if err := c.kube.List(c.ctx, &nodes); err != nil {
 		t.Fatal(err)
 	}
-	exists := map[string]bool{}
-	for _, nc := range cl.Items {
-		exists[nc.Name] = true
-	}
 	live := e.live()
-	for claim, ids := range live {
+	for _, ids := range live {
 		instances += len(ids)
-		if !exists[claim] {
-			t.Errorf("instances %v are tagged for NodeClaim %q, which does not exist: leaked", ids, claim)
-		}
 	}
-	for _, nc := range cl.Items {
-		if n := len(live[nc.Name]); n != 1 {
-			t.Errorf("NodeClaim %s has %d live instances", nc.Name, n)
-		}
-	}
-	for _, n := range nodes.Items {
-		if tainted(&n) {
-			t.Errorf("node %s is left tainted %s", n.Name, apisv1.DisruptedTaintKey)
-		}
-	}
-	if len(nodes.Items) != len(cl.Items) {
-		t.Errorf("%d nodes for %d NodeClaims", len(nodes.Items), len(cl.Items))
-	}
+	checkFleet(t, live, cl.Items, nodes.Items)
 	return instances, len(cl.Items)
 }
 
@@ -436,7 +378,7 @@ func TestAWSCloudFaults(t *testing.T) {
 	setICE(false)
 	ctl.kill()
 	ctl.start()
-	c.awsConverge(e, total(down), 15*time.Second, 5*time.Minute)
+	c.convergeWhen(func() (bool, string) { return c.awsSettled(e, total(down)) }, 15*time.Second, 5*time.Minute)
 	insts, claims := c.awsFinal(t, e)
 
 	w.finish()

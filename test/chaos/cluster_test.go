@@ -241,60 +241,76 @@ func total(r map[string]int32) int {
 // deleted or not yet initialized, no node tainted karpenter.sh/disrupted, every SimInstance
 // Running.
 func (c *cluster) settled(want int) (bool, string) {
-	run, all, err := c.running()
-	if err != nil {
-		return false, err.Error()
+	claims, nodes, ok, msg := c.atRest(want)
+	if !ok {
+		return false, msg
 	}
-	if run != want || all != want {
-		return false, fmt.Sprintf("%d/%d pods Running (%d wanted)", run, all, want)
-	}
-	var claims apisv1.NodeClaimList
-	var nodes corev1.NodeList
 	var insts simv1alpha1.SimInstanceList
-	if err := c.kube.List(c.ctx, &claims); err != nil {
-		return false, err.Error()
-	}
-	if err := c.kube.List(c.ctx, &nodes); err != nil {
-		return false, err.Error()
-	}
 	if err := c.kube.List(c.ctx, &insts); err != nil {
 		return false, err.Error()
-	}
-	for _, nc := range claims.Items {
-		if nc.DeletionTimestamp != nil || !nc.IsTrue(apisv1.ConditionTypeInitialized) {
-			return false, "NodeClaim " + nc.Name + " is being deleted or not initialized"
-		}
-	}
-	for _, n := range nodes.Items {
-		if tainted(&n) {
-			return false, "node " + n.Name + " is tainted " + apisv1.DisruptedTaintKey
-		}
 	}
 	for _, in := range insts.Items {
 		if in.Status.Phase != simv1alpha1.InstanceRunning {
 			return false, fmt.Sprintf("instance %s is %s", in.Name, in.Status.Phase)
 		}
 	}
-	if len(nodes.Items) != len(claims.Items) || len(insts.Items) != len(claims.Items) {
-		return false, fmt.Sprintf("%d claims, %d nodes, %d instances", len(claims.Items), len(nodes.Items), len(insts.Items))
+	if nodes != claims || len(insts.Items) != claims {
+		return false, fmt.Sprintf("%d claims, %d nodes, %d instances", claims, nodes, len(insts.Items))
 	}
 	return true, ""
+}
+
+// atRest is what settled checks of the cluster, whatever cloud runs its instances: every
+// wanted pod Running, no NodeClaim being deleted or not yet initialized, no node tainted
+// karpenter.sh/disrupted. It returns how many NodeClaims and Nodes there are.
+func (c *cluster) atRest(want int) (claims, nodes int, ok bool, msg string) {
+	run, all, err := c.running()
+	if err != nil {
+		return 0, 0, false, err.Error()
+	}
+	if run != want || all != want {
+		return 0, 0, false, fmt.Sprintf("%d/%d pods Running (%d wanted)", run, all, want)
+	}
+	var cl apisv1.NodeClaimList
+	var nl corev1.NodeList
+	if err := c.kube.List(c.ctx, &cl); err != nil {
+		return 0, 0, false, err.Error()
+	}
+	if err := c.kube.List(c.ctx, &nl); err != nil {
+		return 0, 0, false, err.Error()
+	}
+	for _, nc := range cl.Items {
+		if nc.DeletionTimestamp != nil || !nc.IsTrue(apisv1.ConditionTypeInitialized) {
+			return 0, 0, false, "NodeClaim " + nc.Name + " is being deleted or not initialized"
+		}
+	}
+	for _, n := range nl.Items {
+		if tainted(&n) {
+			return 0, 0, false, "node " + n.Name + " is tainted " + apisv1.DisruptedTaintKey
+		}
+	}
+	return len(cl.Items), len(nl.Items), true, ""
 }
 
 // converge waits until the cluster is settled and has stayed so, with the same nodes, for
 // quiet (several disruption passes), so that consolidation has nothing left to do.
 func (c *cluster) converge(want int, quiet, timeout time.Duration) {
 	c.t.Helper()
+	c.convergeWhen(func() (bool, string) { return c.settled(want) }, quiet, timeout)
+}
+
+// convergeWhen waits until settled holds and the nodes have stayed the same for quiet.
+func (c *cluster) convergeWhen(settled func() (bool, string), quiet, timeout time.Duration) {
+	c.t.Helper()
 	var since time.Time
 	var last string
 	c.eventually(timeout, "convergence", func() (bool, string) {
-		ok, msg := c.settled(want)
+		ok, msg := settled()
 		if !ok {
 			since = time.Time{}
 			return false, msg
 		}
-		names := c.nodeNames()
-		if names != last || since.IsZero() {
+		if names := c.nodeNames(); names != last || since.IsZero() {
 			since, last = time.Now(), names
 		}
 		return time.Since(since) >= quiet, "settled, waiting for quiet"

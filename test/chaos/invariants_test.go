@@ -195,6 +195,36 @@ func (w *watcher) report() report {
 	return r
 }
 
+// checkFleet checks an end state whatever cloud runs it: every instance (byClaim: the
+// instances of each NodeClaim name they carry) belongs to a NodeClaim that exists, every claim
+// has exactly one, no node is left tainted karpenter.sh/disrupted, and there are as many nodes
+// as claims.
+func checkFleet(t *testing.T, byClaim map[string][]string, claims []apisv1.NodeClaim, nodes []corev1.Node) {
+	t.Helper()
+	exists := map[string]bool{}
+	for _, nc := range claims {
+		exists[nc.Name] = true
+	}
+	for claim, insts := range byClaim {
+		if !exists[claim] {
+			t.Errorf("instances %v belong to NodeClaim %q, which does not exist: leaked", insts, claim)
+		}
+	}
+	for _, nc := range claims {
+		if n := len(byClaim[nc.Name]); n != 1 {
+			t.Errorf("NodeClaim %s has %d instances", nc.Name, n)
+		}
+	}
+	for _, n := range nodes {
+		if tainted(&n) {
+			t.Errorf("node %s is left tainted %s", n.Name, apisv1.DisruptedTaintKey)
+		}
+	}
+	if len(nodes) != len(claims) {
+		t.Errorf("%d nodes for %d NodeClaims", len(nodes), len(claims))
+	}
+}
+
 // final checks the end state: every instance belongs to a NodeClaim that exists, and every
 // claim has exactly one instance and one node; then it checks what the watcher saw. It returns
 // the numbers of instances and claims.
@@ -212,30 +242,11 @@ func (c *cluster) final(t *testing.T, w *watcher) (instances, claims int) {
 	if err := c.kube.List(c.ctx, &nodes); err != nil {
 		t.Fatal(err)
 	}
-	exists := map[string]bool{}
-	for _, nc := range cl.Items {
-		exists[nc.Name] = true
-	}
-	per := map[string]int{}
+	byClaim := map[string][]string{}
 	for _, in := range insts.Items {
-		per[in.Spec.NodeClaim]++
-		if !exists[in.Spec.NodeClaim] {
-			t.Errorf("instance %s (%s, %s) belongs to NodeClaim %s, which does not exist: leaked", in.Name, in.Spec.InstanceType, in.Status.Phase, in.Spec.NodeClaim)
-		}
+		byClaim[in.Spec.NodeClaim] = append(byClaim[in.Spec.NodeClaim], fmt.Sprintf("%s (%s, %s)", in.Name, in.Spec.InstanceType, in.Status.Phase))
 	}
-	for _, nc := range cl.Items {
-		if per[nc.Name] != 1 {
-			t.Errorf("NodeClaim %s has %d instances", nc.Name, per[nc.Name])
-		}
-	}
-	for _, n := range nodes.Items {
-		if tainted(&n) {
-			t.Errorf("node %s is left tainted %s", n.Name, apisv1.DisruptedTaintKey)
-		}
-	}
-	if len(nodes.Items) != len(cl.Items) {
-		t.Errorf("%d nodes for %d NodeClaims", len(nodes.Items), len(cl.Items))
-	}
+	checkFleet(t, byClaim, cl.Items, nodes.Items)
 	w.finish()
 	r := w.report()
 	for _, v := range r.violations {
