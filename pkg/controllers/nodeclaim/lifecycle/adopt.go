@@ -45,17 +45,24 @@ func (c *Controller) adoptNodeClassHash(ctx context.Context, claim *apisv1.NodeC
 	if err != nil || to == "" {
 		return err
 	}
+	c.recordAdopted(claim, "nodeclass", from, to, "nodeclass "+claim.Spec.NodeClassRef.Name+"'s current hash")
+	return nil
+}
+
+// recordAdopted records the Adopted event of a claim whose hash of kind (nodepool, nodeclass)
+// was re-stamped from one version to another, with current (what the new hash is of) unless
+// the claim is drifted and so kept its old hash.
+func (c *Controller) recordAdopted(claim *apisv1.NodeClaim, kind, from, to, current string) {
 	if from == "" {
 		from = "none"
 	}
 	if claim.IsTrue(apisv1.ConditionTypeDrifted) {
 		c.deps.Recorder.Eventf(claim, corev1.EventTypeNormal, ReasonAdopted,
-			"adopted: nodeclass hash version %s re-stamped as %s; the claim was drifted and stays so", from, to)
-		return nil
+			"adopted: %s hash version %s re-stamped as %s; the claim was drifted and stays so", kind, from, to)
+		return
 	}
 	c.deps.Recorder.Eventf(claim, corev1.EventTypeNormal, ReasonAdopted,
-		"adopted: nodeclass hash version %s re-stamped as %s with nodeclass %s's current hash", from, to, claim.Spec.NodeClassRef.Name)
-	return nil
+		"adopted: %s hash version %s re-stamped as %s with %s", kind, from, to, current)
 }
 
 func (c *Controller) adoptNodePoolHash(ctx context.Context, claim *apisv1.NodeClaim) error {
@@ -75,18 +82,11 @@ func (c *Controller) adoptNodePoolHash(ctx context.Context, claim *apisv1.NodeCl
 		claim.Annotations = map[string]string{}
 	}
 	claim.Annotations[apisv1.NodePoolHashVersionAnnotationKey] = apisv1.NodePoolHashVersion
-	if from == "" {
-		from = "none"
+	// A claim already found drifted by the controller that made it keeps its old hash, which
+	// differs from tenon's, and so stays drifted rather than being forgiven.
+	if !claim.IsTrue(apisv1.ConditionTypeDrifted) {
+		claim.Annotations[apisv1.NodePoolHashAnnotationKey] = np.Hash()
 	}
-	if claim.IsTrue(apisv1.ConditionTypeDrifted) {
-		// Already found drifted by the controller that made it: its old hash, which differs
-		// from tenon's, keeps it drifted rather than forgiving it.
-		c.deps.Recorder.Eventf(claim, corev1.EventTypeNormal, ReasonAdopted,
-			"adopted: nodepool hash version %s re-stamped as %s; the claim was drifted and stays so", from, apisv1.NodePoolHashVersion)
-		return nil
-	}
-	claim.Annotations[apisv1.NodePoolHashAnnotationKey] = np.Hash()
-	c.deps.Recorder.Eventf(claim, corev1.EventTypeNormal, ReasonAdopted,
-		"adopted: nodepool hash version %s re-stamped as %s with nodepool %s's current template hash", from, apisv1.NodePoolHashVersion, name)
+	c.recordAdopted(claim, "nodepool", from, apisv1.NodePoolHashVersion, "nodepool "+name+"'s current template hash")
 	return nil
 }
