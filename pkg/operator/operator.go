@@ -174,6 +174,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 		LeaseDuration:           &lease,
 		RenewDeadline:           &renew,
 		RetryPeriod:             &retryPeriod,
+		// A clean stop hands the Lease over at once. Safe because the process ends when
+		// Start returns (cmd/tenon, tenon up): nothing acts after the release.
+		LeaderElectionReleaseOnCancel: true,
 		// Reconcilers also recover their own panics (internal/recovery), with an event and
 		// tenon_controller_panics_total; this is the net under that.
 		Controller: config.Controller{SkipNameValidation: &opts.AllowRepeatedControllers, RecoverPanic: ptr.To(true)},

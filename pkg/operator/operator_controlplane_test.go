@@ -172,3 +172,58 @@ func TestOperatorRefusesToStartNextToALiveKarpenter(t *testing.T) {
 		t.Errorf("with Karpenter's Lease released tenon did not start: %v", err)
 	}
 }
+
+// A leader that stops cleanly (SIGTERM in a rolling update, Ctrl-C in tenon up) releases its
+// Lease on the way out, so that the next replica leads at once instead of waiting out a lease
+// duration: the Lease is left with no holder.
+func TestOperatorReleasesItsLeaseOnStop(t *testing.T) {
+	all, err := crds.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := testenv.Start(t, controlplane.Options{CRDs: all})
+	kube, err := client.New(cp.RESTConfig(), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	op, err := operator.New(ctx, cp.RESTConfig(), operator.Options{
+		MetricsAddr: "0", HealthAddr: "0", AllowRepeatedControllers: true,
+		LeaderElection: true, LeaderElectionNamespace: "default", LeaderElectionID: "tenon-release-test",
+		LeaseDuration: 60 * time.Second, RenewDeadline: 40 * time.Second, RetryPeriod: time.Second,
+	}, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- op.Start(ctx) }()
+	key := types.NamespacedName{Namespace: "default", Name: "tenon-release-test"}
+	holder := func() string {
+		var l coordinationv1.Lease
+		if err := kube.Get(context.Background(), key, &l); err != nil {
+			return ""
+		}
+		return ptr.Deref(l.Spec.HolderIdentity, "")
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for holder() == "" {
+		if time.Now().After(deadline) {
+			t.Fatal("the operator never took its Lease")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	<-op.Manager.Elected()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("operator: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the operator did not stop within 60s of its context ending")
+	}
+	if h := holder(); h != "" {
+		t.Errorf("after a clean stop the Lease is still held by %q: the next replica waits out the 60s lease", h)
+	}
+}
