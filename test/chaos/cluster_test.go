@@ -69,8 +69,56 @@ func (c *cluster) eventually(timeout time.Duration, what string, cond func() (bo
 		return ok, nil
 	})
 	if err != nil {
-		c.t.Fatalf("%s did not happen within %s: %s", what, timeout, msg)
+		c.t.Fatalf("%s did not happen within %s: %s\n%s", what, timeout, msg, c.notRunning(10))
 	}
+}
+
+// notRunning describes up to n of the workload's pods that are not Running: phase, node,
+// scheduling condition and the last event about each, so that a run that did not converge
+// says why.
+func (c *cluster) notRunning(n int) string {
+	var pods corev1.PodList
+	var events corev1.EventList
+	if err := c.kube.List(c.ctx, &pods, client.InNamespace("default")); err != nil {
+		return "listing pods: " + err.Error()
+	}
+	_ = c.kube.List(c.ctx, &events, client.InNamespace("default"))
+	last := map[string]*corev1.Event{}
+	for i := range events.Items {
+		e := &events.Items[i]
+		if e.InvolvedObject.Kind != "Pod" {
+			continue
+		}
+		if prev := last[e.InvolvedObject.Name]; prev == nil || e.LastTimestamp.After(prev.LastTimestamp.Time) {
+			last[e.InvolvedObject.Name] = e
+		}
+	}
+	var b strings.Builder
+	shown, left := 0, 0
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			continue
+		}
+		if shown == n {
+			left++
+			continue
+		}
+		shown++
+		fmt.Fprintf(&b, "pod %s: %s, node %q, nominated %q, deleting %v", p.Name, p.Status.Phase, p.Spec.NodeName, p.Status.NominatedNodeName, p.DeletionTimestamp != nil)
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == corev1.PodScheduled && cond.Status != corev1.ConditionTrue {
+				fmt.Fprintf(&b, "; PodScheduled %s %s: %s", cond.Status, cond.Reason, cond.Message)
+			}
+		}
+		if e := last[p.Name]; e != nil {
+			fmt.Fprintf(&b, "; last event %s %s from %s: %s", e.Type, e.Reason, e.Source.Component, e.Message)
+		}
+		b.WriteString("\n")
+	}
+	if left > 0 {
+		fmt.Fprintf(&b, "and %d more pods not Running\n", left)
+	}
+	return b.String()
 }
 
 // The chaos workload: two NodePools with small numeric budgets, and Deployments of four

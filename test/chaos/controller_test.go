@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +44,13 @@ func newController(t *testing.T, kubeconfig string, extra ...string) *controller
 		c.kill()
 		if t.Failed() {
 			t.Logf("controller log tail:\n%s", tail(c.logPath, 60))
+			// The whole log outlives the test's temporary directory.
+			if data, err := os.ReadFile(c.logPath); err == nil {
+				kept := filepath.Join(os.TempDir(), fmt.Sprintf("tenon-chaos-%s-%d.log", strings.ReplaceAll(t.Name(), "/", "_"), time.Now().Unix()))
+				if os.WriteFile(kept, data, 0o600) == nil {
+					t.Logf("controller log kept at %s", kept)
+				}
+			}
 		}
 	})
 	return c
