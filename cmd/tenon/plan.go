@@ -16,6 +16,7 @@ func newPlan() *cobra.Command {
 	var region, output string
 	var minValues solver.MinValuesPolicy
 	var boundBudget time.Duration
+	var recursive bool
 	cmd := &cobra.Command{
 		Use:   "plan -f nodepools.yaml -f workload.yaml [--nodes existing.yaml]",
 		Short: "Show the nodes tenon would buy for a workload, offline",
@@ -27,7 +28,9 @@ its volumes can be; a pod whose claim does not exist is unschedulable). --nodes 
 cluster's existing Nodes and the Pods bound to them. Kinds it does not read are named on
 standard error, once per kind. It prints the NodeClaims it would create with their
 price, the pods that fit on existing nodes, the pods that cannot be scheduled and why, the
-total $/h, and a proven lower bound on what any plan must cost.`,
+total $/h, and a proven lower bound on what any plan must cost. A directory given with -f
+or --nodes is read for its own .yaml, .yml and .json files; -R reads the directories below
+it too, as kubectl does.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(files) == 0 {
@@ -36,13 +39,13 @@ total $/h, and a proven lower bound on what any plan must cost.`,
 			if output != "table" && output != "json" {
 				return fmt.Errorf("unknown output format %q: use table or json", output)
 			}
-			work, err := manifest.Load(files...)
+			work, err := manifest.LoadWith(manifest.LoadOptions{Recursive: recursive}, files...)
 			if err != nil {
 				return err
 			}
 			var existing *manifest.Set
 			if len(nodes) > 0 {
-				if existing, err = manifest.Load(nodes...); err != nil {
+				if existing, err = manifest.LoadWith(manifest.LoadOptions{Recursive: recursive}, nodes...); err != nil {
 					return err
 				}
 			}
@@ -78,6 +81,7 @@ total $/h, and a proven lower bound on what any plan must cost.`,
 		},
 	}
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file or directory (repeatable; - for stdin)")
+	cmd.Flags().BoolVarP(&recursive, "recursive", "R", false, "read the directories below a -f or --nodes directory too, as kubectl's -R")
 	cmd.Flags().StringArrayVar(&nodes, "nodes", nil, "manifests of existing Nodes and the Pods bound to them (repeatable)")
 	cmd.Flags().StringVar(&region, "region", "us-east-1", "region of the instance catalog for NodePools without a simulated NodeClass")
 	cmd.Flags().Var(&minValues, "min-values-policy", "Strict or BestEffort, as tenon controller's flag")

@@ -28,6 +28,7 @@ import (
 type simulateFlags struct {
 	trace, schedule             string
 	files                       []string
+	recursive                   bool
 	region                      string
 	cpuPerGPU, memPerGPU        string
 	cpuPerPod, memPerPod        string
@@ -71,6 +72,7 @@ for scripts. The same seed gives the same result.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.trace, "trace", "", "job trace CSV (.csv or .csv.gz)")
 	fl.StringArrayVarP(&f.files, "filename", "f", nil, "NodePools, SimNodeClasses, EC2NodeClasses (and without --trace, workloads): files or directories (repeatable; default: examples/simulate/gpu-nodepools.yaml with --trace, else the NodePools tenon up applies)")
+	fl.BoolVarP(&f.recursive, "recursive", "R", false, "read the directories below a -f directory too, as kubectl's -R")
 	fl.StringVar(&f.schedule, "schedule", "", "scaling schedule for the -f workloads (lines: deployment NAME replicas N at TIME; end at TIME)")
 	fl.StringVar(&f.region, "region", "us-east-1", "region of the catalog for NodePools whose SimNodeClass is not given")
 	fl.StringVar(&f.cpuPerGPU, "cpu-per-gpu", "3", "CPU per GPU for trace rows with blank cpu_milli")
@@ -107,7 +109,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if err != nil {
 		return err
 	}
-	set, source, err := loadManifests(f.files, f.trace != "")
+	set, source, err := loadManifests(f.files, f.recursive, f.trace != "")
 	if err != nil {
 		return err
 	}
@@ -218,9 +220,9 @@ var simulateKinds = []schema.GroupKind{
 // loadManifests reads the -f files or, when none is given, an example: for a trace the GPU
 // NodePools of examples/simulate (no limits, so that no policy is held back by a cap the bound
 // does not know), else the NodePools tenon up applies.
-func loadManifests(files []string, trace bool) (*manifest.Set, string, error) {
+func loadManifests(files []string, recursive, trace bool) (*manifest.Set, string, error) {
 	if len(files) > 0 {
-		set, err := manifest.Load(files...)
+		set, err := manifest.LoadWith(manifest.LoadOptions{Recursive: recursive}, files...)
 		return set, strings.Join(files, ", "), err
 	}
 	name := "nodepools.yaml"

@@ -23,10 +23,20 @@ const StdinName = "<stdin>"
 var stdin io.Reader = os.Stdin
 
 // Load reads the manifests at paths: files of any name, directories (every .yaml, .yml and
-// .json file below them, in lexical order, skipping names that begin with a dot), and "-" for
-// standard input. It returns every object in a Set, or, if anything is wrong, no Set and an
-// ErrorList with every problem found.
-func Load(paths ...string) (*Set, error) {
+// .json file in them, in lexical order, skipping names that begin with a dot; not the
+// directories below, as kubectl's -f without -R), and "-" for standard input. It returns every
+// object in a Set, or, if anything is wrong, no Set and an ErrorList with every problem found.
+func Load(paths ...string) (*Set, error) { return LoadWith(LoadOptions{}, paths...) }
+
+// LoadOptions changes how LoadWith reads directories.
+type LoadOptions struct {
+	// Recursive reads the manifest files of every directory below a directory given, too
+	// (kubectl's -R).
+	Recursive bool
+}
+
+// LoadWith is Load with options.
+func LoadWith(o LoadOptions, paths ...string) (*Set, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("manifest: no files given")
 	}
@@ -47,7 +57,7 @@ func Load(paths ...string) (*Set, error) {
 			l.file(StdinName, data, bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")))
 			continue
 		}
-		files, err := manifestFiles(path)
+		files, err := manifestFiles(path, o.Recursive)
 		if err != nil {
 			l.errs = append(l.errs, &Error{Source: Source{File: path}, Err: err})
 			continue
@@ -83,9 +93,9 @@ func manifestExt(name string) bool {
 	return false
 }
 
-// manifestFiles returns path if it is a file, or the manifest files below it if it is a
-// directory.
-func manifestFiles(path string) ([]string, error) {
+// manifestFiles returns path if it is a file, or the manifest files in it (below it too, if
+// recursive) if it is a directory.
+func manifestFiles(path string, recursive bool) ([]string, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -93,13 +103,18 @@ func manifestFiles(path string) ([]string, error) {
 	if !info.IsDir() {
 		return []string{path}, nil
 	}
-	var files []string
+	var files, subdirs []string
 	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		switch {
 		case err != nil:
 			return err
 		case p != path && strings.HasPrefix(d.Name(), "."):
 			if d.IsDir() {
+				return filepath.SkipDir
+			}
+		case p != path && d.IsDir():
+			if !recursive {
+				subdirs = append(subdirs, p)
 				return filepath.SkipDir
 			}
 		case !d.IsDir() && manifestExt(p):
@@ -109,6 +124,9 @@ func manifestFiles(path string) ([]string, error) {
 	})
 	if err == nil && len(files) == 0 {
 		err = errors.New("no .yaml, .yml or .json files in the directory")
+		if len(subdirs) > 0 {
+			err = fmt.Errorf("no .yaml, .yml or .json files in the directory; its subdirectories (%s) are read only with -R (--recursive)", strings.Join(subdirs, ", "))
+		}
 	}
 	return files, err
 }

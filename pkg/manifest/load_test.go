@@ -2,7 +2,10 @@ package manifest_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -340,5 +343,63 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if _, err := manifest.Load("testdata/valid", "testdata/valid/03-web.yaml"); err == nil || !strings.Contains(err.Error(), "Deployment default/web is also defined at testdata/valid/03-web.yaml:1: document 1") {
 		t.Errorf("Load of the same file twice = %v", err)
+	}
+}
+
+// A directory given with -f is read as kubectl reads it: its own manifest files, not the
+// directories below it, unless Recursive (-R); dot-named files and directories are skipped
+// either way, and a directory whose manifests are all below it says that -R would read them.
+func TestLoadDirectoryDepth(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, body string) {
+		t.Helper()
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pool := func(name string) string {
+		return "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: " + name + "\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      requirements: []\n"
+	}
+	write("top.yaml", pool("top"))
+	write("sub/below.yaml", pool("below"))
+	write("sub/deeper/deepest.yml", pool("deepest"))
+	write(".hidden/secret.yaml", pool("hidden"))
+	write("sub/.dot.yaml", pool("dot"))
+	names := func(s *manifest.Set) []string {
+		var out []string
+		for _, p := range s.NodePools {
+			out = append(out, p.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	flat, err := manifest.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(flat); !slices.Equal(got, []string{"top"}) {
+		t.Errorf("Load(dir) read NodePools %v, want only [top]", got)
+	}
+	deep, err := manifest.LoadWith(manifest.LoadOptions{Recursive: true}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(deep); !slices.Equal(got, []string{"below", "deepest", "top"}) {
+		t.Errorf("recursive Load(dir) read NodePools %v, want [below deepest top]", got)
+	}
+	_, err = manifest.Load(filepath.Join(dir, "sub", "deeper", ".."))
+	if err != nil {
+		t.Errorf("Load of a directory with its own file: %v", err)
+	}
+	if err := os.Remove(filepath.Join(dir, "top.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = manifest.Load(dir)
+	if err == nil || !strings.Contains(err.Error(), "read only with -R") || !strings.Contains(err.Error(), filepath.Join(dir, "sub")) {
+		t.Errorf("Load of a directory whose manifests are all below it = %v, want the hint to -R naming %s", err, filepath.Join(dir, "sub"))
 	}
 }
