@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
 
 func onDemandOnly() apisv1.NodeSelectorRequirementWithMinValues {
@@ -369,5 +370,49 @@ func TestRepackSeveralNodesOntoFewer(t *testing.T) {
 	}
 	if after := f.price(); after >= before {
 		t.Errorf("the fleet went from $%.2f/h to $%.2f/h", before, after)
+	}
+}
+
+// Replacements committed earlier in a pass count against their NodePool's limits in the
+// simulations after them: with room under the cpu limit for one m5.large, two m5.2xlarge whose
+// pods (apart on hostname) each want an m5.large get one replacement in a pass, not two.
+func TestReplacementsOfOnePassStayWithinTheNodePoolLimits(t *testing.T) {
+	w := newFixture(t)
+	w.pool("general", append(families("m5"), onDemandOnly()), func(np *apisv1.NodePool) {
+		np.Spec.Limits = apisv1.Limits{corev1.ResourceCPU: resource.MustParse("18")}
+	})
+	apart := func() *corev1.Pod { // never two on one node, so neither can simply move to the other
+		p := pod("1500m", "1Gi", "app", "apart")
+		p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "apart"}},
+			}},
+		}}
+		return p
+	}
+	a := w.node("general", "m5.2xlarge", "us-east-1a", "on-demand", apart())
+	b := w.node("general", "m5.2xlarge", "us-east-1a", "on-demand", apart())
+	s := w.snapshot()
+	big, _ := aws(t).Get("m5.2xlarge")
+	s.Solver.NodePools[0].Usage = big.Capacity.Add(big.Capacity) // 16 cpu: room for 2 more
+	s.Solver.NodePools[0].Nodes = 2
+	d := decide(t, s, Options{})
+	for _, c := range d.Commands {
+		t.Logf("command %s %v → %d replacements: %s", c.Action, c.Candidates, len(c.Replacements), c.Message)
+	}
+	for _, k := range d.Skips {
+		t.Logf("skip %s %s: %s", k.Node, k.Reason, k.Message)
+	}
+	var cpu int64
+	for _, c := range d.Commands {
+		for _, r := range c.Replacements {
+			cpu += r.InstanceType.Capacity[scheduling.CPU]
+		}
+	}
+	if cpu > 2000 {
+		t.Errorf("the pass's %d commands' replacements add %dm cpu to a pool with 2000m left under its limit", len(d.Commands), cpu)
+	}
+	if len(d.Commands) != 1 {
+		t.Fatalf("want one of %s and %s replaced, got %d commands", a.Name, b.Name, len(d.Commands))
 	}
 }

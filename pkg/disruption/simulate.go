@@ -26,6 +26,9 @@ type world struct {
 	// reserved counts the reservation slots the committed replacements will take, by
 	// reservation ID: the snapshot's offerings do not know them yet.
 	reserved map[string]int
+	// pools holds, by NodePool, the capacity and nodes of the committed replacements against
+	// the pool's limits: the snapshot's usage does not count them yet.
+	pools map[string]solver.PoolTaken
 }
 
 func newWorld(snap *solver.Snapshot, prev *solver.Prepared, opts Options) (*world, error) {
@@ -46,7 +49,7 @@ func (w *world) prepare() error {
 		return err
 	}
 	w.prep = p
-	w.base, err = p.Solve(w.snap.Pods, solver.Options{SkipBound: true, ReservationsTaken: w.reserved, MinValuesPolicy: w.minValues, PreferencePolicy: w.preferences})
+	w.base, err = p.Solve(w.snap.Pods, solver.Options{SkipBound: true, ReservationsTaken: w.reserved, PoolsTaken: w.pools, MinValuesPolicy: w.minValues, PreferencePolicy: w.preferences})
 	w.runs++
 	return err
 }
@@ -66,7 +69,7 @@ type outcome struct {
 func (w *world) remove(nodes []string, pods []*corev1.Pod) (*outcome, error) {
 	all := append(slices.Clone(w.snap.Pods), pods...)
 	plan, err := w.prep.Solve(all, solver.Options{SkipBound: true, ExcludeNodes: nodes, HostnamePrefix: fmt.Sprintf("replacement-%d-", w.commits),
-		ReservationsTaken: w.reserved, MinValuesPolicy: w.minValues, PreferencePolicy: w.preferences})
+		ReservationsTaken: w.reserved, PoolsTaken: w.pools, MinValuesPolicy: w.minValues, PreferencePolicy: w.preferences})
 	w.runs++
 	if err != nil {
 		return nil, err
@@ -121,6 +124,13 @@ func (w *world) commit(cmd *Command) error {
 			}
 			w.reserved[id]++
 		}
+		if w.pools == nil {
+			w.pools = map[string]solver.PoolTaken{}
+		}
+		t := w.pools[c.NodePool]
+		t.Capacity = t.Capacity.Add(c.InstanceType.Capacity)
+		t.Nodes++
+		w.pools[c.NodePool] = t
 		labels := c.InstanceType.NodeLabels(&c.Offering)
 		for k, v := range c.Requirements.Labels() {
 			labels[k] = v

@@ -53,6 +53,12 @@ type NodePool struct {
 	Nodes int
 }
 
+// PoolTaken is capacity and a node count held against a NodePool's limits (Options.PoolsTaken).
+type PoolTaken struct {
+	Capacity scheduling.Resources
+	Nodes    int
+}
+
 // Node is an existing node, or a NodeClaim in flight (InFlight) whose node has not registered.
 type Node struct {
 	Name string

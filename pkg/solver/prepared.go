@@ -158,6 +158,12 @@ func (p *Prepared) instantiate(pods []*corev1.Pod, opts Options) *solve {
 	}
 	for _, bp := range b.pools {
 		cp := *bp
+		if t, ok := opts.PoolsTaken[cp.np.Name]; ok {
+			cp.take(nil, &t.Capacity)
+			if cp.nodesLeft > 0 {
+				cp.nodesLeft = max(0, cp.nodesLeft-t.Nodes)
+			}
+		}
 		s.pools = append(s.pools, &cp)
 	}
 	var excluded map[string]bool

@@ -45,6 +45,10 @@ type Options struct {
 	// snapshot does not show yet (a disruption pass's committed replacements): the solve counts
 	// them off the reservations' remaining capacity.
 	ReservationsTaken map[string]int
+	// PoolsTaken is, by NodePool name, capacity and nodes already promised to claims the
+	// snapshot's pool usage does not count yet (a disruption pass's committed replacements):
+	// the solve counts them off the pool's limits.
+	PoolsTaken map[string]PoolTaken
 	// MinValuesPolicy says whether minValues is kept strictly ("" or Strict) or lowered to
 	// what is left (BestEffort).
 	MinValuesPolicy MinValuesPolicy
