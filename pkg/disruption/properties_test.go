@@ -2,13 +2,16 @@ package disruption
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"pgregory.net/rapid"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/solver"
 )
 
@@ -55,7 +58,38 @@ func genCluster(t *rapid.T) *Snapshot {
 			node.Initialized = false
 		}
 	}
-	return w.snapshot()
+	// Some pools are capped: their cpu limit leaves a drawn room above their nodes' capacity.
+	var capped []string
+	for _, name := range pools {
+		room := rapid.SampledFrom([]int64{-1, 0, 2000, 4000, 8000, 16000}).Draw(t, "limit-room-"+name)
+		if room < 0 {
+			continue
+		}
+		var used int64
+		for _, sn := range w.sn {
+			if sn.NodePool == name {
+				it, _ := aws(t).Get(sn.Labels[corev1.LabelInstanceTypeStable])
+				used += it.Capacity[scheduling.CPU]
+			}
+		}
+		w.pools[name].Spec.Limits = apisv1.Limits{corev1.ResourceCPU: *resource.NewMilliQuantity(used+room, resource.DecimalSI)}
+		capped = append(capped, name)
+	}
+	s := w.snapshot()
+	for i := range s.Solver.NodePools {
+		np := &s.Solver.NodePools[i]
+		if !slices.Contains(capped, np.Name) {
+			continue
+		}
+		for _, sn := range w.sn {
+			if sn.NodePool == np.Name {
+				it, _ := aws(t).Get(sn.Labels[corev1.LabelInstanceTypeStable])
+				np.Usage = np.Usage.Add(it.Capacity)
+				np.Nodes++
+			}
+		}
+	}
+	return s
 }
 
 func TestPropertiesOfDecisions(t *testing.T) {
@@ -132,6 +166,21 @@ func TestPropertiesOfDecisions(t *testing.T) {
 			allowed := s.NodePools[pool].AllowedDisruptions(s.Now, total, apisv1.DisruptionReasonUnderutilized)
 			if k > allowed {
 				t.Fatalf("nodepool %s: %d nodes disrupted, budgets allow %d", pool, k, allowed)
+			}
+		}
+		// Every replacement of the pass together stays within its NodePool's limits.
+		added := map[string]scheduling.Resources{}
+		for _, cmd := range d.Commands {
+			for _, r := range cmd.Replacements {
+				added[r.NodePool] = added[r.NodePool].Add(r.InstanceType.Capacity)
+			}
+		}
+		for _, np := range s.Solver.NodePools {
+			if !np.HasLimit[scheduling.CPU] {
+				continue
+			}
+			if room := np.Limits[scheduling.CPU] - np.Usage[scheduling.CPU]; added[np.Name][scheduling.CPU] > room {
+				t.Fatalf("nodepool %s: the pass's replacements add %dm cpu, its limit leaves %dm", np.Name, added[np.Name][scheduling.CPU], room)
 			}
 		}
 		verifyAfter(t, s, d)
