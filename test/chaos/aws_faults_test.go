@@ -1,11 +1,14 @@
 package chaos
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -41,6 +44,11 @@ type awsEndpoint struct {
 	on       bool
 	calls    int
 	injected map[string]int // by kind
+
+	// CreateFleet requests made under faults, the lost-response faults injected for them and
+	// those faults' indices in the endpoint's list (for their hits).
+	fleetCalls, fleetLost int
+	fleetLostAt           []int
 }
 
 // The kinds of fault the endpoint is made to answer with.
@@ -51,7 +59,13 @@ var awsFaultKinds = []struct {
 	{"throttle", awsapi.FaultThrottle},
 	{"5xx", awsapi.FaultServerError},
 	{"slow", awsapi.FaultSlow},
+	{"lost", awsapi.FaultLostResponse},
 }
+
+// fleetLostRate is the fraction of CreateFleet requests made under faults whose answer is
+// lost (twice the fault rate, at most 0.6), instead of the faults other requests draw: a
+// launch whose answer never came is the fault that could launch a claim twice.
+func fleetLostRate(rate float64) float64 { return min(2*rate, 0.6) }
 
 func startAWSEndpoint(t *testing.T, seed int64, rate float64) *awsEndpoint {
 	t.Helper()
@@ -98,12 +112,23 @@ func startAWSEndpoint(t *testing.T, seed int64, rate float64) *awsEndpoint {
 
 // ServeHTTP counts a call and, while faults are on, draws whether a fault goes before it. The
 // fault matches any request, so under concurrent calls it may hit another one than the request
-// that drew it: the rate over the run is the same.
+// that drew it: the rate over the run is the same. A CreateFleet request draws instead whether
+// its answer is lost (fleetLostRate; the first one under faults always is), with a fault for
+// CreateFleet only.
 func (e *awsEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !strings.HasPrefix(r.URL.Path, awsapi.ControlPrefix) {
+		fleet := isCreateFleet(r)
 		e.mu.Lock()
 		e.calls++
-		if e.on && e.rng.Float64() < e.rate {
+		switch {
+		case e.on && fleet:
+			e.fleetCalls++
+			if e.fleetLost == 0 || e.rng.Float64() < fleetLostRate(e.rate) {
+				e.fleetLostAt = append(e.fleetLostAt, len(e.server.FaultHits()))
+				e.server.InjectFault(awsapi.Fault{Service: awsapi.ServiceEC2, Action: "CreateFleet", Kind: awsapi.FaultLostResponse, Count: 1})
+				e.fleetLost++
+			}
+		case e.on && e.rng.Float64() < e.rate:
 			k := awsFaultKinds[e.rng.IntN(len(awsFaultKinds))]
 			f := awsapi.Fault{Kind: k.kind, Count: 1}
 			if k.kind == awsapi.FaultSlow {
@@ -115,6 +140,22 @@ func (e *awsEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.mu.Unlock()
 	}
 	e.server.ServeHTTP(w, r)
+}
+
+// isCreateFleet reads whether an EC2 query request is CreateFleet, leaving its body to be read
+// again.
+func isCreateFleet(r *http.Request) bool {
+	if r.Body == nil || r.Method != http.MethodPost || r.Header.Get("X-Amz-Target") != "" {
+		return false
+	}
+	b, err := io.ReadAll(r.Body)
+	_ = r.Body.Close()
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	if err != nil {
+		return false
+	}
+	q, err := url.ParseQuery(string(b))
+	return err == nil && q.Get("Action") == "CreateFleet"
 }
 
 func (e *awsEndpoint) faults(on bool) {
@@ -134,12 +175,25 @@ func (e *awsEndpoint) summary() (calls, injected, hit int, by string) {
 	for _, h := range e.server.FaultHits() {
 		hit += h
 	}
+	injected += e.fleetLost
 	var parts []string
 	for _, k := range awsFaultKinds {
 		injected += e.injected[k.name]
 		parts = append(parts, fmt.Sprintf("%d %s", e.injected[k.name], k.name))
 	}
 	return e.calls, injected, hit, strings.Join(parts, ", ")
+}
+
+// fleetSummary returns the CreateFleet requests made under faults, the lost-answer faults
+// injected for them and how many of those met a request.
+func (e *awsEndpoint) fleetSummary() (calls, lost, hit int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	hits := e.server.FaultHits()
+	for _, i := range e.fleetLostAt {
+		hit += hits[i]
+	}
+	return e.fleetCalls, e.fleetLost, hit
 }
 
 // live returns the endpoint's pending and running instances by the NodeClaim they are tagged
@@ -319,7 +373,9 @@ func iceOfferings(rng *rand.Rand, zones []string) map[string]bool {
 // against the project's EC2-compatible endpoint, served in the test process, whose kubelet
 // registers the instances' Nodes. Through a scale-up and a scale-down, a seeded fraction of
 // the provider's calls (every service: EC2, IAM, SSM, Pricing) meet one of the endpoint's own
-// faults (throttling, internal error, a slow answer), and seeded offerings (one type in every
+// faults (throttling, internal error, a slow answer, an answer lost after the request was
+// served), a seeded fraction of the CreateFleet calls (the first one always) launch and lose
+// their answer, and seeded offerings (one type in every
 // zone, and three more) report InsufficientInstanceCapacity; then the faults stop, the offerings have capacity again, the
 // controller is restarted (it forgets its unavailable offerings) and the cluster converges. At
 // every sample (every 200 ms) no NodeClaim has two live (pending or running) instances on the
@@ -374,6 +430,7 @@ func TestAWSCloudFaults(t *testing.T) {
 	iceMetric := metricOrNone(ctl, `reason="insufficient_capacity"`)
 	errMetric := metricOrNone(ctl, `reason="error"`)
 	calls, injected, hit, by := e.summary()
+	fleetCalls, fleetLost, fleetLostHit := e.fleetSummary()
 	e.faults(false)
 	setICE(false)
 	ctl.kill()
@@ -420,6 +477,9 @@ func TestAWSCloudFaults(t *testing.T) {
 	if injected == 0 {
 		t.Errorf("no fault was injected in %d calls", calls)
 	}
+	if fleetLostHit == 0 {
+		t.Errorf("no CreateFleet answer was lost (%d CreateFleet calls under faults, %d lost-answer faults injected)", fleetCalls, fleetLost)
+	}
 	if crashed := ctl.crashed(); len(crashed) > 0 {
 		t.Errorf("the controller exited by itself: %v", crashed)
 	}
@@ -428,8 +488,9 @@ func TestAWSCloudFaults(t *testing.T) {
 		iceList = append(iceList, o)
 	}
 	sort.Strings(iceList)
-	t.Logf("chaos aws faults: seed %d, %d pods up then %d; ICE offerings %v; endpoint calls %d, faults injected %d (%s), requests hit %d",
-		s, total(up), total(down), iceList, calls, injected, by, hit)
+	t.Logf("chaos aws faults: seed %d, %d pods up then %d; ICE offerings %v; endpoint calls %d, faults injected %d (%s, %d lost CreateFleet), requests hit %d",
+		s, total(up), total(down), iceList, calls, injected, by, fleetLost, hit)
+	t.Logf("chaos aws faults: CreateFleet under faults %d calls, %d answers lost (served, then a 500)", fleetCalls, fleetLostHit)
 	var types []string
 	for typ, n := range aw.types {
 		types = append(types, fmt.Sprintf("%s×%d", typ, n))
