@@ -44,9 +44,10 @@ const (
 	FaultAccessDenied
 	// FaultLostResponse serves the request, so that it takes effect (a CreateFleet launches,
 	// a TerminateInstances terminates), and then answers with the service's internal error
-	// (HTTP 500) instead of the result, as when the answer is lost on its way back. The SDK
-	// retries a 500; a retried CreateFleet carries the same ClientToken, which the endpoint
-	// answers with the fleet it already launched, as EC2 does.
+	// (HTTP 500) instead of the result, as when the answer is lost on its way back (a 500
+	// rather than a closed connection: the SDK retries it for every service, and the endpoint
+	// stays a plain http.Handler). A retried CreateFleet carries the same ClientToken, which
+	// the endpoint answers with the fleet it already launched, as EC2 does.
 	FaultLostResponse
 )
 
