@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -428,6 +429,15 @@ func TestAWSCloudFaults(t *testing.T) {
 	time.Sleep(15 * time.Second) // the scale-down and consolidation under faults
 	t.Logf("after the scale-down under faults: %s", c.awsState(e, total(down)))
 	iceMetric := metricOrNone(ctl, `reason="insufficient_capacity"`)
+	gaugeMarked, err := unavailableByGauge(ctl)
+	if err != nil {
+		t.Errorf("reading the offering-available gauge: %v", err)
+	}
+	for _, o := range gaugeMarked {
+		if !ice[o] {
+			t.Errorf("karpenter_cloudprovider_instance_type_offering_available is 0 for %s, which the test did not make ICE", o)
+		}
+	}
 	errMetric := metricOrNone(ctl, `reason="error"`)
 	calls, injected, hit, by := e.summary()
 	fleetCalls, fleetLost, fleetLostHit := e.fleetSummary()
@@ -497,8 +507,8 @@ func TestAWSCloudFaults(t *testing.T) {
 	}
 	sort.Strings(types)
 	t.Logf("chaos aws faults: %d instances launched over the run: %s", len(aw.launched), strings.Join(types, " "))
-	t.Logf("chaos aws faults: launch failures (metric) %s insufficient_capacity, %v error; events: %d LaunchFailed, %d offerings marked unavailable (all ICE by the test)",
-		iceMetric, errMetric, launchFailed, len(marked))
+	t.Logf("chaos aws faults: launch failures (metric) %s insufficient_capacity, %v error; events: %d LaunchFailed, %d offerings marked unavailable; offering-available gauge 0 for %d (all ICE by the test)",
+		iceMetric, errMetric, launchFailed, len(marked), len(gaugeMarked))
 	t.Logf("chaos aws faults: invariant checks %d instance samples, %d cluster samples (%d failed reads), peak %d nodes; end: %d live instances, %d NodeClaims; duration %v",
 		aw.samples, r.samples, r.failed, r.peakNodes, insts, claims, time.Since(began).Round(time.Second))
 }
@@ -516,4 +526,46 @@ func metricOrNone(ctl *controller, label string) string {
 		return "none"
 	}
 	return fmt.Sprint(v)
+}
+
+// offeringLabels reads the labels of a karpenter_cloudprovider_instance_type_offering_available
+// sample.
+var offeringLabels = regexp.MustCompile(`(instance_type|capacity_type|zone)="([^"]*)"`)
+
+// unavailableByGauge returns the offerings (TYPE/ZONE/CAPACITY-TYPE) the controller's
+// karpenter_cloudprovider_instance_type_offering_available holds at 0, sorted.
+func unavailableByGauge(ctl *controller) ([]string, error) {
+	const name = "karpenter_cloudprovider_instance_type_offering_available"
+	ctl.mu.Lock()
+	addr := ctl.metrics
+	ctl.mu.Unlock()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, name+"{") {
+			continue
+		}
+		f := strings.Fields(line)
+		if f[len(f)-1] != "0" {
+			continue
+		}
+		l := map[string]string{}
+		for _, m := range offeringLabels.FindAllStringSubmatch(line, -1) {
+			l[m[1]] = m[2]
+		}
+		if len(l) != 3 {
+			return nil, fmt.Errorf("cannot read %q", line)
+		}
+		out = append(out, l["instance_type"]+"/"+l["zone"]+"/"+l["capacity_type"])
+	}
+	sort.Strings(out)
+	return out, nil
 }
