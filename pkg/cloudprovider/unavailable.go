@@ -1,13 +1,41 @@
 package cloudprovider
 
 import (
+	"context"
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/utils/clock"
 
 	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/metrics"
 )
+
+// InstanceTypeLabel names an offering's instance type in OfferingAvailable, as Karpenter
+// spells it.
+const InstanceTypeLabel = "instance_type"
+
+// OfferingAvailable is Karpenter's karpenter_cloudprovider_instance_type_offering_available:
+// 0 while an offering is marked unavailable, 1 once its mark has expired or been lifted. Only
+// offerings that were ever marked have a series (Karpenter publishes one for every offering
+// of every type; tenon's says only what the cache knows, so it costs nothing until capacity
+// runs out). The cache sets it when it marks an offering and when the mark expires; there is
+// one cache per process (the operator's), so the series are that cache's.
+var OfferingAvailable = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "karpenter_cloudprovider_instance_type_offering_available",
+	Help: "Whether an offering (instance type, capacity type, zone) may be launched: 0 while it is marked unavailable after a launch found no capacity, 1 once that mark expired. Only offerings ever marked have a series.",
+}, []string{InstanceTypeLabel, metrics.CapacityTypeLabel, metrics.ZoneLabel})
+
+func init() { metrics.MustRegister(OfferingAvailable) }
+
+func setAvailable(o Offering, available bool) {
+	v := 0.0
+	if available {
+		v = 1
+	}
+	OfferingAvailable.WithLabelValues(o.InstanceType, o.CapacityType, o.Zone).Set(v)
+}
 
 // UnavailableOfferings remembers offerings that recently failed to launch (an
 // InsufficientCapacityError named them), so that planning avoids them for a while. It is safe
@@ -37,21 +65,50 @@ func NewUnavailableOfferings(clk clock.PassiveClock) *UnavailableOfferings {
 
 // MarkUnavailable records that the offering cannot be bought for ttl from now, for reason. A
 // later mark replaces an earlier one, so the offering stays unavailable until the latest
-// mark's ttl runs out.
+// mark's ttl runs out. A ttl of zero or less lifts the offering's mark. OfferingAvailable
+// follows: 0 now, 1 when the mark expires (at once when the cache's clock can run a function
+// later, as the real clock and the fake test clocks can; else at the next mark of any
+// offering) or is lifted.
 func (u *UnavailableOfferings) MarkUnavailable(o Offering, reason string, ttl time.Duration) {
 	now := u.clock.Now()
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	u.sweepLocked(now)
+	if ttl <= 0 {
+		if _, ok := u.entries[o]; ok {
+			delete(u.entries, o)
+			setAvailable(o, true)
+		}
+		return
+	}
+	until := now.Add(ttl)
+	u.entries[o] = unavailable{reason: reason, until: until}
+	setAvailable(o, false)
+	if c, ok := u.clock.(clock.WithDelayedExecution); ok {
+		c.AfterFunc(ttl, func() { u.expire(o, until) })
+	}
+}
+
+// sweepLocked drops the marks expired at now; callers hold u.mu for writing.
+func (u *UnavailableOfferings) sweepLocked(now time.Time) {
 	for k, e := range u.entries {
 		if !now.Before(e.until) {
 			delete(u.entries, k)
+			setAvailable(k, true)
 		}
 	}
-	if ttl <= 0 {
+}
+
+// expire runs when the mark of o that lasted until has run out: it drops o's mark unless a
+// later mark renewed it (whose own expire comes later). It does not read the clock: a fake
+// test clock runs it while holding its own lock.
+func (u *UnavailableOfferings) expire(o Offering, until time.Time) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if e, ok := u.entries[o]; ok && !e.until.After(until) {
 		delete(u.entries, o)
-		return
+		setAvailable(o, true)
 	}
-	u.entries[o] = unavailable{reason: reason, until: now.Add(ttl)}
 }
 
 // IsUnavailable reports whether the offering of instanceType in zone with capacityType is
@@ -153,4 +210,29 @@ func (u *UnavailableOfferings) applyOne(it *catalog.InstanceType, now time.Time)
 	cp := *it
 	cp.Offerings = offerings
 	return &cp
+}
+
+type capacityReportKey struct{}
+
+// WithCapacityReport returns ctx carrying report, for a provider's Create to pass back the
+// offerings it found without capacity on the way to an instance it launched elsewhere (an
+// AWS fleet whose cheaper overrides had none): an InsufficientCapacityError says that only
+// when nothing launched. The NodeClaim lifecycle controller attaches one to each Create, so
+// that it marks those offerings and says so in the claim's InsufficientCapacity event, as it
+// does for the offerings of an InsufficientCapacityError.
+func WithCapacityReport(ctx context.Context, report func([]Offering)) context.Context {
+	return context.WithValue(ctx, capacityReportKey{}, report)
+}
+
+// ReportInsufficientCapacity hands offerings to the report ctx carries (WithCapacityReport)
+// and returns true; without one it returns false, and the provider marks them itself.
+func ReportInsufficientCapacity(ctx context.Context, offerings []Offering) bool {
+	report, ok := ctx.Value(capacityReportKey{}).(func([]Offering))
+	if !ok || report == nil {
+		return false
+	}
+	if len(offerings) > 0 {
+		report(offerings)
+	}
+	return true
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
@@ -142,5 +143,55 @@ func BenchmarkApplyOneMarked(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = u.Apply(cat.Types)
+	}
+}
+
+// Karpenter's availability gauge follows the cache: 0 from a mark, 1 the moment the mark runs
+// out (a renewed mark holds it at 0 until the renewal runs out), or is lifted; an offering
+// never marked has no series.
+func TestOfferingAvailableGaugeFollowsMarksAndTheirExpiry(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	u := cloudprovider.NewUnavailableOfferings(clk)
+	o := cloudprovider.Offering{InstanceType: "gauge.large", Zone: "us-east-1a", CapacityType: apisv1.CapacityTypeOnDemand}
+	lifted := cloudprovider.Offering{InstanceType: "gauge.large", Zone: "us-east-1b", CapacityType: apisv1.CapacityTypeOnDemand}
+	gauge := func(o cloudprovider.Offering) float64 {
+		return testutil.ToFloat64(cloudprovider.OfferingAvailable.WithLabelValues(o.InstanceType, o.CapacityType, o.Zone))
+	}
+	series := func() int {
+		n := 0
+		for _, it := range []string{"gauge.large", "gauge.xlarge"} {
+			for _, z := range []string{"us-east-1a", "us-east-1b", "us-east-1c"} {
+				if cloudprovider.OfferingAvailable.DeleteLabelValues(it, apisv1.CapacityTypeOnDemand, z) {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	u.MarkUnavailable(o, "InsufficientCapacity", 3*time.Minute)
+	u.MarkUnavailable(lifted, "InsufficientCapacity", time.Hour)
+	if gauge(o) != 0 || gauge(lifted) != 0 {
+		t.Fatalf("after the marks: %v %v, want 0 0", gauge(o), gauge(lifted))
+	}
+	u.MarkUnavailable(lifted, "", 0)
+	if gauge(lifted) != 1 {
+		t.Errorf("a lifted mark: %v, want 1", gauge(lifted))
+	}
+	clk.Step(2 * time.Minute)
+	u.MarkUnavailable(o, "again", 3*time.Minute) // renewed until 12:05
+	clk.Step(time.Minute + 30*time.Second)       // past the first mark's 12:03
+	if gauge(o) != 0 {
+		t.Errorf("the first mark's expiry reset a renewed offering: %v, want 0", gauge(o))
+	}
+	clk.Step(2 * time.Minute) // past 12:05, with no other call into the cache
+	if gauge(o) != 1 {
+		t.Errorf("after the renewed mark ran out: %v, want 1", gauge(o))
+	}
+	if u.IsUnavailable(o.InstanceType, o.Zone, o.CapacityType) || u.Len() != 0 {
+		t.Errorf("the expired mark is still held: %d marks", u.Len())
+	}
+	// Only the two offerings ever marked have series (series deletes what it counts).
+	if n := series(); n != 2 {
+		t.Errorf("%d series of the test's offerings, want 2", n)
 	}
 }

@@ -1,11 +1,15 @@
 package chaos
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -41,6 +45,11 @@ type awsEndpoint struct {
 	on       bool
 	calls    int
 	injected map[string]int // by kind
+
+	// CreateFleet requests made under faults, the lost-response faults injected for them and
+	// those faults' indices in the endpoint's list (for their hits).
+	fleetCalls, fleetLost int
+	fleetLostAt           []int
 }
 
 // The kinds of fault the endpoint is made to answer with.
@@ -51,7 +60,13 @@ var awsFaultKinds = []struct {
 	{"throttle", awsapi.FaultThrottle},
 	{"5xx", awsapi.FaultServerError},
 	{"slow", awsapi.FaultSlow},
+	{"lost", awsapi.FaultLostResponse},
 }
+
+// fleetLostRate is the fraction of CreateFleet requests made under faults whose answer is
+// lost (twice the fault rate, at most 0.6), instead of the faults other requests draw: a
+// launch whose answer never came is the fault that could launch a claim twice.
+func fleetLostRate(rate float64) float64 { return min(2*rate, 0.6) }
 
 func startAWSEndpoint(t *testing.T, seed int64, rate float64) *awsEndpoint {
 	t.Helper()
@@ -98,12 +113,23 @@ func startAWSEndpoint(t *testing.T, seed int64, rate float64) *awsEndpoint {
 
 // ServeHTTP counts a call and, while faults are on, draws whether a fault goes before it. The
 // fault matches any request, so under concurrent calls it may hit another one than the request
-// that drew it: the rate over the run is the same.
+// that drew it: the rate over the run is the same. A CreateFleet request draws instead whether
+// its answer is lost (fleetLostRate; the first one under faults always is), with a fault for
+// CreateFleet only.
 func (e *awsEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !strings.HasPrefix(r.URL.Path, awsapi.ControlPrefix) {
+		fleet := isCreateFleet(r)
 		e.mu.Lock()
 		e.calls++
-		if e.on && e.rng.Float64() < e.rate {
+		switch {
+		case e.on && fleet:
+			e.fleetCalls++
+			if e.fleetLost == 0 || e.rng.Float64() < fleetLostRate(e.rate) {
+				e.fleetLostAt = append(e.fleetLostAt, len(e.server.FaultHits()))
+				e.server.InjectFault(awsapi.Fault{Service: awsapi.ServiceEC2, Action: "CreateFleet", Kind: awsapi.FaultLostResponse, Count: 1})
+				e.fleetLost++
+			}
+		case e.on && e.rng.Float64() < e.rate:
 			k := awsFaultKinds[e.rng.IntN(len(awsFaultKinds))]
 			f := awsapi.Fault{Kind: k.kind, Count: 1}
 			if k.kind == awsapi.FaultSlow {
@@ -115,6 +141,22 @@ func (e *awsEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.mu.Unlock()
 	}
 	e.server.ServeHTTP(w, r)
+}
+
+// isCreateFleet reads whether an EC2 query request is CreateFleet, leaving its body to be read
+// again.
+func isCreateFleet(r *http.Request) bool {
+	if r.Body == nil || r.Method != http.MethodPost || r.Header.Get("X-Amz-Target") != "" {
+		return false
+	}
+	b, err := io.ReadAll(r.Body)
+	_ = r.Body.Close()
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	if err != nil {
+		return false
+	}
+	q, err := url.ParseQuery(string(b))
+	return err == nil && q.Get("Action") == "CreateFleet"
 }
 
 func (e *awsEndpoint) faults(on bool) {
@@ -134,12 +176,25 @@ func (e *awsEndpoint) summary() (calls, injected, hit int, by string) {
 	for _, h := range e.server.FaultHits() {
 		hit += h
 	}
+	injected += e.fleetLost
 	var parts []string
 	for _, k := range awsFaultKinds {
 		injected += e.injected[k.name]
 		parts = append(parts, fmt.Sprintf("%d %s", e.injected[k.name], k.name))
 	}
 	return e.calls, injected, hit, strings.Join(parts, ", ")
+}
+
+// fleetSummary returns the CreateFleet requests made under faults, the lost-answer faults
+// injected for them and how many of those met a request.
+func (e *awsEndpoint) fleetSummary() (calls, lost, hit int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	hits := e.server.FaultHits()
+	for _, i := range e.fleetLostAt {
+		hit += hits[i]
+	}
+	return e.fleetCalls, e.fleetLost, hit
 }
 
 // live returns the endpoint's pending and running instances by the NodeClaim they are tagged
@@ -319,7 +374,9 @@ func iceOfferings(rng *rand.Rand, zones []string) map[string]bool {
 // against the project's EC2-compatible endpoint, served in the test process, whose kubelet
 // registers the instances' Nodes. Through a scale-up and a scale-down, a seeded fraction of
 // the provider's calls (every service: EC2, IAM, SSM, Pricing) meet one of the endpoint's own
-// faults (throttling, internal error, a slow answer), and seeded offerings (one type in every
+// faults (throttling, internal error, a slow answer, an answer lost after the request was
+// served), a seeded fraction of the CreateFleet calls (the first one always) launch and lose
+// their answer, and seeded offerings (one type in every
 // zone, and three more) report InsufficientInstanceCapacity; then the faults stop, the offerings have capacity again, the
 // controller is restarted (it forgets its unavailable offerings) and the cluster converges. At
 // every sample (every 200 ms) no NodeClaim has two live (pending or running) instances on the
@@ -372,8 +429,18 @@ func TestAWSCloudFaults(t *testing.T) {
 	time.Sleep(15 * time.Second) // the scale-down and consolidation under faults
 	t.Logf("after the scale-down under faults: %s", c.awsState(e, total(down)))
 	iceMetric := metricOrNone(ctl, `reason="insufficient_capacity"`)
+	gaugeMarked, err := unavailableByGauge(ctl)
+	if err != nil {
+		t.Errorf("reading the offering-available gauge: %v", err)
+	}
+	for _, o := range gaugeMarked {
+		if !ice[o] {
+			t.Errorf("karpenter_cloudprovider_instance_type_offering_available is 0 for %s, which the test did not make ICE", o)
+		}
+	}
 	errMetric := metricOrNone(ctl, `reason="error"`)
 	calls, injected, hit, by := e.summary()
+	fleetCalls, fleetLost, fleetLostHit := e.fleetSummary()
 	e.faults(false)
 	setICE(false)
 	ctl.kill()
@@ -420,6 +487,9 @@ func TestAWSCloudFaults(t *testing.T) {
 	if injected == 0 {
 		t.Errorf("no fault was injected in %d calls", calls)
 	}
+	if fleetLostHit == 0 {
+		t.Errorf("no CreateFleet answer was lost (%d CreateFleet calls under faults, %d lost-answer faults injected)", fleetCalls, fleetLost)
+	}
 	if crashed := ctl.crashed(); len(crashed) > 0 {
 		t.Errorf("the controller exited by itself: %v", crashed)
 	}
@@ -428,16 +498,17 @@ func TestAWSCloudFaults(t *testing.T) {
 		iceList = append(iceList, o)
 	}
 	sort.Strings(iceList)
-	t.Logf("chaos aws faults: seed %d, %d pods up then %d; ICE offerings %v; endpoint calls %d, faults injected %d (%s), requests hit %d",
-		s, total(up), total(down), iceList, calls, injected, by, hit)
+	t.Logf("chaos aws faults: seed %d, %d pods up then %d; ICE offerings %v; endpoint calls %d, faults injected %d (%s, %d lost CreateFleet), requests hit %d",
+		s, total(up), total(down), iceList, calls, injected, by, fleetLost, hit)
+	t.Logf("chaos aws faults: CreateFleet under faults %d calls, %d answers lost (served, then a 500)", fleetCalls, fleetLostHit)
 	var types []string
 	for typ, n := range aw.types {
 		types = append(types, fmt.Sprintf("%s×%d", typ, n))
 	}
 	sort.Strings(types)
 	t.Logf("chaos aws faults: %d instances launched over the run: %s", len(aw.launched), strings.Join(types, " "))
-	t.Logf("chaos aws faults: launch failures (metric) %s insufficient_capacity, %v error; events: %d LaunchFailed, %d offerings marked unavailable (all ICE by the test)",
-		iceMetric, errMetric, launchFailed, len(marked))
+	t.Logf("chaos aws faults: launch failures (metric) %s insufficient_capacity, %v error; events: %d LaunchFailed, %d offerings marked unavailable; offering-available gauge 0 for %d (all ICE by the test)",
+		iceMetric, errMetric, launchFailed, len(marked), len(gaugeMarked))
 	t.Logf("chaos aws faults: invariant checks %d instance samples, %d cluster samples (%d failed reads), peak %d nodes; end: %d live instances, %d NodeClaims; duration %v",
 		aw.samples, r.samples, r.failed, r.peakNodes, insts, claims, time.Since(began).Round(time.Second))
 }
@@ -455,4 +526,46 @@ func metricOrNone(ctl *controller, label string) string {
 		return "none"
 	}
 	return fmt.Sprint(v)
+}
+
+// offeringLabels reads the labels of a karpenter_cloudprovider_instance_type_offering_available
+// sample.
+var offeringLabels = regexp.MustCompile(`(instance_type|capacity_type|zone)="([^"]*)"`)
+
+// unavailableByGauge returns the offerings (TYPE/ZONE/CAPACITY-TYPE) the controller's
+// karpenter_cloudprovider_instance_type_offering_available holds at 0, sorted.
+func unavailableByGauge(ctl *controller) ([]string, error) {
+	const name = "karpenter_cloudprovider_instance_type_offering_available"
+	ctl.mu.Lock()
+	addr := ctl.metrics
+	ctl.mu.Unlock()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, name+"{") {
+			continue
+		}
+		f := strings.Fields(line)
+		if f[len(f)-1] != "0" {
+			continue
+		}
+		l := map[string]string{}
+		for _, m := range offeringLabels.FindAllStringSubmatch(line, -1) {
+			l[m[1]] = m[2]
+		}
+		if len(l) != 3 {
+			return nil, fmt.Errorf("cannot read %q", line)
+		}
+		out = append(out, l["instance_type"]+"/"+l["zone"]+"/"+l["capacity_type"])
+	}
+	sort.Strings(out)
+	return out, nil
 }

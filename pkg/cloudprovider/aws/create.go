@@ -154,7 +154,8 @@ func (p *Provider) Create(ctx context.Context, claim *apisv1.NodeClaim) (*apisv1
 	if err != nil {
 		return nil, err
 	}
-	inst, err := p.instances.Launch(ctx, req, p.markUnavailable)
+	heard := func(offerings []cloudprovider.Offering) { p.markUnavailable(ctx, offerings) }
+	inst, err := p.instances.Launch(ctx, req, heard)
 	if launchtemplate.IsNotFound(err) {
 		// A template was deleted behind the cache's back: make it again, once.
 		for name := range byName {
@@ -163,7 +164,7 @@ func (p *Provider) Create(ctx context.Context, claim *apisv1.NodeClaim) (*apisv1
 		if req, byName, err = p.launchRequest(ctx, claim, nc, capacityType, cands); err != nil {
 			return nil, err
 		}
-		inst, err = p.instances.Launch(ctx, req, p.markUnavailable)
+		inst, err = p.instances.Launch(ctx, req, heard)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("NodeClaim %s: %w", claim.Name, err)
@@ -186,8 +187,11 @@ func chooseCapacityType(cands []candidate) string {
 	return apisv1.CapacityTypeOnDemand
 }
 
-func (p *Provider) markUnavailable(offerings []cloudprovider.Offering) {
-	if p.unavailable == nil {
+// markUnavailable passes the offerings a fleet found without capacity to the caller's
+// capacity report (the lifecycle controller marks them and records an event on the claim),
+// or, when the caller attached none, marks them in Options.Unavailable itself.
+func (p *Provider) markUnavailable(ctx context.Context, offerings []cloudprovider.Offering) {
+	if cloudprovider.ReportInsufficientCapacity(ctx, offerings) || p.unavailable == nil {
 		return
 	}
 	for _, o := range offerings {

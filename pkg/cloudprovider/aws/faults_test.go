@@ -21,8 +21,8 @@ func itoa(i int) string { return strconv.Itoa(i) }
 
 func objKey(name string) client.ObjectKey { return client.ObjectKey{Name: name} }
 
-// testFaults is the property that no sequence of endpoint faults (throttling, server errors
-// and slow responses on any EC2 call, insufficient capacity per offering) leaks an instance or
+// testFaults is the property that no sequence of endpoint faults (throttling, server errors,
+// slow responses and lost responses on any EC2 call, insufficient capacity per offering) leaks an instance or
 // launches a claim twice: whatever failed along the way, once the faults stop and every
 // claim's Create (or Delete) is retried until it succeeds, each live claim has exactly the one
 // instance every successful Create returned, every deleted claim has none, and no other
@@ -58,7 +58,7 @@ func testFaults(t *testing.T, api *apiServer) {
 		for range steps {
 			switch rapid.IntRange(0, 4).Draw(rt, "op") {
 			case 0: // a fault
-				kind := rapid.SampledFrom([]awsapi.FaultKind{awsapi.FaultThrottle, awsapi.FaultServerError, awsapi.FaultSlow}).Draw(rt, "kind")
+				kind := rapid.SampledFrom([]awsapi.FaultKind{awsapi.FaultThrottle, awsapi.FaultServerError, awsapi.FaultSlow, awsapi.FaultLostResponse}).Draw(rt, "kind")
 				e.Server.InjectFault(awsapi.Fault{
 					Service: awsapi.ServiceEC2, Action: rapid.SampledFrom(actions).Draw(rt, "action"), Kind: kind,
 					Delay: 2 * time.Millisecond, Count: rapid.IntRange(1, 8).Draw(rt, "count"),
@@ -148,4 +148,50 @@ func testFaults(t *testing.T, api *apiServer) {
 			rt.Fatalf("leaked instances: %v", live)
 		}
 	})
+}
+
+// testLostCreateFleet: a CreateFleet that launched but whose every answer was lost (the SDK's
+// retries carry the same ClientToken and are lost too) fails the Create, and the next Create
+// of the claim, by this provider or a restarted one, finds the instance by its tag instead of
+// launching a second; a single lost answer is absorbed by the SDK's retry.
+func testLostCreateFleet(t *testing.T, e *env) {
+	e.nodeClass(t, "lost", nil)
+	onDemand := req(apisv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, apisv1.CapacityTypeOnDemand)
+	c := claim("lost-1", "lost", onDemand)
+	e.Server.InjectFault(awsapi.Fault{Service: awsapi.ServiceEC2, Action: "CreateFleet", Kind: awsapi.FaultLostResponse})
+	if _, err := e.p.Create(ctx, c); err == nil {
+		t.Fatal("Create succeeded though every CreateFleet answer was lost")
+	}
+	insts := e.Server.Instances()
+	if len(insts) != 1 || insts[0].Tags[instance.TagNodeClaim] != c.Name {
+		t.Fatalf("after the lost answers: instances %+v, want the one the first attempt launched, tagged for %s", insts, c.Name)
+	}
+	e.Server.ClearFaults()
+	restarted, err := New(Options{Client: e.api.client, EC2: e.EC2, Region: "us-east-1", ClusterName: "tenon", RESTConfig: e.api.cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*Provider{e.p, restarted} {
+		out, err := p.Create(ctx, c)
+		if err != nil || out.Status.ProviderID != insts[0].ProviderID {
+			t.Fatalf("Create after the loss = %v, %v; want the instance already launched, %s", out.Status.ProviderID, err, insts[0].ProviderID)
+		}
+	}
+	e.Server.InjectFault(awsapi.Fault{Service: awsapi.ServiceEC2, Action: "CreateFleet", Kind: awsapi.FaultLostResponse, Count: 1})
+	out, err := e.p.Create(ctx, claim("lost-2", "lost", onDemand))
+	if err != nil {
+		t.Fatalf("one lost answer: %v", err)
+	}
+	live := 0
+	for _, inst := range e.Server.Instances() {
+		if inst.Tags[instance.TagNodeClaim] == "lost-2" {
+			live++
+			if inst.ProviderID != out.Status.ProviderID {
+				t.Errorf("lost-2 has instance %s, Create returned %s", inst.ProviderID, out.Status.ProviderID)
+			}
+		}
+	}
+	if hits := e.Server.FaultHits(); live != 1 || len(hits) != 1 || hits[0] != 1 {
+		t.Fatalf("one lost answer: %d instances for lost-2, fault hits %v; want 1 instance after 1 lost answer", live, hits)
+	}
 }

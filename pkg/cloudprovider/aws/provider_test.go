@@ -38,6 +38,9 @@ func TestProvider(t *testing.T) {
 	t.Run("HundredClaimsOfOneShapeShareOneTemplate", func(t *testing.T) { testOneTemplate(t, newEnv(t, api)) })
 	t.Run("APICallsPerThousandClaims", func(t *testing.T) { testAPICalls(t, newEnv(t, api)) })
 	t.Run("NoFaultLeaksOrDoublesAnInstance", func(t *testing.T) { testFaults(t, api) })
+	t.Run("AFleetReportsTheOfferingsItLaunchedAround", func(t *testing.T) { testFleetReportsTheOfferingsItLaunchedAround(t, newEnv(t, api)) })
+	t.Run("TheLifecycleRecordsTheOfferingsAFleetLaunchedAround", func(t *testing.T) { testLifecycleRecordsTheOfferingsAFleetLaunchedAround(t, api) })
+	t.Run("ALostCreateFleetAnswerLaunchesOnce", func(t *testing.T) { testLostCreateFleet(t, newEnv(t, api)) })
 }
 
 func testCreate(t *testing.T, e *env) {

@@ -11,7 +11,7 @@ import (
 // ControlPrefix is the path under which the endpoint serves its control API, for processes
 // that drive a running endpoint (a test harness, tenon up) without the Go methods:
 //
-//	POST   /_control/faults     {"service":"ec2","action":"CreateFleet","kind":"throttle|server-error|slow|denied","delay":"2s","count":3}
+//	POST   /_control/faults     {"service":"ec2","action":"CreateFleet","kind":"throttle|server-error|slow|denied|lost","delay":"2s","count":3}
 //	DELETE /_control/faults
 //	POST   /_control/ice        {"instanceType":"m5.large","zone":"us-east-1a","capacityType":"on-demand","ice":true}
 //	POST   /_control/interrupt  {"instanceId":"i-…","kind":"SpotInterruption|RebalanceRecommendation|ScheduledMaintenance|InstanceStopped"}
@@ -53,6 +53,8 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 			f.Kind = FaultServerError
 		case "denied":
 			f.Kind = FaultAccessDenied
+		case "lost":
+			f.Kind = FaultLostResponse
 		case "slow":
 			d, err := time.ParseDuration(in.Delay)
 			if err != nil || d <= 0 {
@@ -61,7 +63,7 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 			}
 			f.Kind, f.Delay = FaultSlow, d
 		default:
-			fail("fault kind %q is not throttle, server-error, slow or denied", in.Kind)
+			fail("fault kind %q is not throttle, server-error, slow, denied or lost", in.Kind)
 			return
 		}
 		if f.Count < 0 {

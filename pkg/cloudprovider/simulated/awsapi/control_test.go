@@ -65,6 +65,24 @@ func TestTheControlAPIInjectsFaultsICEAndInterruptions(t *testing.T) {
 	if code := e.control(t, http.MethodPost, "interrupt", `{"instanceId":"i-0000000000000000f","kind":"SpotInterruption"}`); code != http.StatusBadRequest {
 		t.Errorf("interrupting an unknown instance: %d", code)
 	}
+	// A lost answer: the instance terminates, and the caller hears a 500.
+	if code := e.control(t, http.MethodPost, "faults", `{"service":"ec2","action":"TerminateInstances","kind":"lost","count":1}`); code != http.StatusNoContent {
+		t.Fatalf("inject lost: %d", code)
+	}
+	doomed := e.launch(t, ec2types.DefaultTargetCapacityTypeOnDemand, 1)[0]
+	_, err = e.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{doomed}})
+	if err != nil {
+		t.Fatalf("the SDK's retry of a lost TerminateInstances: %v", err)
+	}
+	if hits := e.s.FaultHits(); len(hits) != 1 || hits[0] != 1 {
+		t.Fatalf("lost-answer fault hits %v, want [1]", hits)
+	}
+	for _, in := range e.s.Instances() {
+		if in.ID == doomed && (in.State == "pending" || in.State == "running") {
+			t.Fatalf("the TerminateInstances whose answer was lost did not take effect: %s is %s", doomed, in.State)
+		}
+	}
+	e.control(t, http.MethodDelete, "faults", "")
 	if code := e.control(t, http.MethodGet, "nothing", ""); code != http.StatusNotFound {
 		t.Errorf("unknown operation: %d", code)
 	}

@@ -1,6 +1,7 @@
 package awsapi
 
 import (
+	"cmp"
 	"net/http"
 	"strconv"
 	"strings"
@@ -35,18 +36,24 @@ func (s *Server) serveEC2(w http.ResponseWriter, r *http.Request, f form) {
 		writeEC2Error(w, reqID, badRequest("InvalidAction", "The action %s is not valid for this web service.", action))
 		return
 	}
-	if e := s.fault(r.Context(), svcEC2, action); e != nil {
+	e, lost := s.fault(r.Context(), svcEC2, action)
+	if e != nil {
 		writeEC2Error(w, reqID, e)
 		return
 	}
 	if f.get("DryRun") == "true" {
-		writeEC2Error(w, reqID, &apiError{Status: http.StatusPreconditionFailed, Code: "DryRunOperation", Message: "Request would have succeeded, but DryRun flag is set."})
+		writeEC2Error(w, reqID, cmp.Or(lost, &apiError{Status: http.StatusPreconditionFailed, Code: "DryRunOperation", Message: "Request would have succeeded, but DryRun flag is set."}))
 		return
 	}
 	s.mu.Lock()
 	s.syncLocked()
 	resp, err := h(s, f)
 	s.mu.Unlock()
+	if lost != nil {
+		// Served, and whatever it answered is lost.
+		writeEC2Error(w, reqID, lost)
+		return
+	}
 	if err != nil {
 		writeEC2Error(w, reqID, err)
 		return

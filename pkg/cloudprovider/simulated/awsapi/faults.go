@@ -42,6 +42,13 @@ const (
 	// EC2 UnauthorizedOperation (403), IAM AccessDenied (403), SSM, SQS and Pricing
 	// AccessDeniedException (400). It is definitive: retrying does not help.
 	FaultAccessDenied
+	// FaultLostResponse serves the request, so that it takes effect (a CreateFleet launches,
+	// a TerminateInstances terminates), and then answers with the service's internal error
+	// (HTTP 500) instead of the result, as when the answer is lost on its way back (a 500
+	// rather than a closed connection: the SDK retries it for every service, and the endpoint
+	// stays a plain http.Handler). A retried CreateFleet carries the same ClientToken, which
+	// the endpoint answers with the fleet it already launched, as EC2 does.
+	FaultLostResponse
 )
 
 // Fault is injected into the requests it matches.
@@ -99,9 +106,11 @@ func (s *Server) SetInsufficientCapacity(instanceType, zone, capacityType string
 	}
 }
 
-// fault applies the first fault matching a request: it returns the error to answer with, or
-// nil once any delay has passed (or at once when no fault matches).
-func (s *Server) fault(ctx context.Context, service, action string) *apiError {
+// fault applies the first fault matching a request. It returns the error to answer with
+// instead of serving the request (now), or the error to answer with after serving it (lost,
+// for FaultLostResponse), or neither once any delay has passed (or at once when no fault
+// matches).
+func (s *Server) fault(ctx context.Context, service, action string) (now, lost *apiError) {
 	s.mu.Lock()
 	var hit *Fault
 	for _, f := range s.faults {
@@ -118,39 +127,18 @@ func (s *Server) fault(ctx context.Context, service, action string) *apiError {
 	}
 	s.mu.Unlock()
 	if hit == nil {
-		return nil
+		return nil, nil
 	}
 	msg := fmt.Sprintf("injected fault on %s %s", service, action)
 	switch kind {
+	case FaultLostResponse:
+		return nil, internalError(service, msg+": the request was served and its answer lost")
 	case FaultThrottle:
-		switch service {
-		case svcEC2:
-			return &apiError{Status: http.StatusServiceUnavailable, Code: "RequestLimitExceeded", Message: "Request limit exceeded."}
-		case svcIAM:
-			return &apiError{Status: http.StatusBadRequest, Code: "Throttling", Message: "Rate exceeded"}
-		case svcSQS:
-			return &apiError{Status: http.StatusForbidden, Code: "RequestThrottled", Message: "Rate exceeded"}
-		default:
-			return &apiError{Status: http.StatusBadRequest, Code: "ThrottlingException", Message: "Rate exceeded"}
-		}
+		return throttled(service), nil
 	case FaultServerError:
-		switch service {
-		case svcEC2:
-			return &apiError{Status: http.StatusInternalServerError, Code: "InternalError", Message: msg}
-		case svcIAM:
-			return &apiError{Status: http.StatusInternalServerError, Code: "ServiceFailure", Message: msg}
-		default:
-			return &apiError{Status: http.StatusInternalServerError, Code: "InternalServerError", Message: msg}
-		}
+		return internalError(service, msg), nil
 	case FaultAccessDenied:
-		switch service {
-		case svcEC2:
-			return &apiError{Status: http.StatusForbidden, Code: "UnauthorizedOperation", Message: "You are not authorized to perform this operation: " + action}
-		case svcIAM:
-			return &apiError{Status: http.StatusForbidden, Code: "AccessDenied", Message: "User is not authorized to perform: iam:" + action}
-		default:
-			return &apiError{Status: http.StatusBadRequest, Code: "AccessDeniedException", Message: "User is not authorized to perform: " + service + ":" + action}
-		}
+		return accessDenied(service, action), nil
 	default:
 		t := time.NewTimer(delay)
 		defer t.Stop()
@@ -158,6 +146,44 @@ func (s *Server) fault(ctx context.Context, service, action string) *apiError {
 		case <-ctx.Done():
 		case <-t.C:
 		}
-		return nil
+		return nil, nil
+	}
+}
+
+// throttled is the service's throttling error.
+func throttled(service string) *apiError {
+	switch service {
+	case svcEC2:
+		return &apiError{Status: http.StatusServiceUnavailable, Code: "RequestLimitExceeded", Message: "Request limit exceeded."}
+	case svcIAM:
+		return &apiError{Status: http.StatusBadRequest, Code: "Throttling", Message: "Rate exceeded"}
+	case svcSQS:
+		return &apiError{Status: http.StatusForbidden, Code: "RequestThrottled", Message: "Rate exceeded"}
+	default:
+		return &apiError{Status: http.StatusBadRequest, Code: "ThrottlingException", Message: "Rate exceeded"}
+	}
+}
+
+// internalError is the service's internal error (HTTP 500).
+func internalError(service, msg string) *apiError {
+	switch service {
+	case svcEC2:
+		return &apiError{Status: http.StatusInternalServerError, Code: "InternalError", Message: msg}
+	case svcIAM:
+		return &apiError{Status: http.StatusInternalServerError, Code: "ServiceFailure", Message: msg}
+	default:
+		return &apiError{Status: http.StatusInternalServerError, Code: "InternalServerError", Message: msg}
+	}
+}
+
+// accessDenied is the service's answer to a caller whose policy lacks the action.
+func accessDenied(service, action string) *apiError {
+	switch service {
+	case svcEC2:
+		return &apiError{Status: http.StatusForbidden, Code: "UnauthorizedOperation", Message: "You are not authorized to perform this operation: " + action}
+	case svcIAM:
+		return &apiError{Status: http.StatusForbidden, Code: "AccessDenied", Message: "User is not authorized to perform: iam:" + action}
+	default:
+		return &apiError{Status: http.StatusBadRequest, Code: "AccessDeniedException", Message: "User is not authorized to perform: " + service + ":" + action}
 	}
 }

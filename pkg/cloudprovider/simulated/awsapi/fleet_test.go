@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/catalog"
@@ -267,4 +268,46 @@ func TestCreateFleetRefusesAnAMIOfTheWrongArchitecture(t *testing.T) {
 	if err != nil || len(out.Instances) != 1 || out.Instances[0].InstanceType != "m6g.large" {
 		t.Fatalf("arm64 AMI: %+v %+v (%v)", out.Instances, out.Errors, err)
 	}
+}
+
+// A lost response is served before it is lost: the fleet launched though the caller heard a
+// 500, and the SDK's retry (same ClientToken) hears the fleet that launched, not a second one.
+func TestALostCreateFleetResponseLaunchedAndItsRetryHearsTheSameFleet(t *testing.T) {
+	e := newEnv(t, Options{})
+	sn := e.subnets(t)
+	e.template(t, "tenon-lt", "x86_64", nil)
+	in := fleet("tenon-lt", ec2types.DefaultTargetCapacityTypeOnDemand, 1, ovr("m5.large", sn["us-east-1a"]))
+
+	// Every attempt lost: the SDK gives up with the 500, and the instance runs all the same.
+	e.s.InjectFault(Fault{Service: ServiceEC2, Action: "CreateFleet", Kind: FaultLostResponse})
+	_, err := e.ec2.CreateFleet(ctx, in)
+	wantCode(t, err, "InternalError")
+	if hits := e.s.FaultHits(); hits[0] < 2 {
+		t.Fatalf("the SDK did not retry the lost answer: %d attempts", hits[0])
+	}
+	first := e.s.Instances()
+	if len(first) != 1 {
+		t.Fatalf("after every answer was lost: %d instances, want the 1 the first attempt launched", len(first))
+	}
+	e.s.ClearFaults()
+
+	// One attempt lost: the retry succeeds and names the instance the lost attempt launched.
+	in.ClientToken = nil
+	e.s.InjectFault(Fault{Service: ServiceEC2, Action: "CreateFleet", Kind: FaultLostResponse, Count: 1})
+	out, err := e.ec2.CreateFleet(ctx, in)
+	if err != nil {
+		t.Fatalf("the retry after one lost answer: %v", err)
+	}
+	insts := e.s.Instances()
+	if len(insts) != 2 || len(out.Instances) != 1 || len(out.Instances[0].InstanceIds) != 1 || out.Instances[0].InstanceIds[0] == first[0].ID {
+		t.Fatalf("after one lost answer: fleet %+v, endpoint instances %+v; want one new instance", out.Instances, insts)
+	}
+	if hits := e.s.FaultHits(); hits[0] != 1 {
+		t.Fatalf("fault hits %v, want [1]", hits)
+	}
+
+	// Any service: an IAM create that was lost exists, and its retry says so.
+	e.s.InjectFault(Fault{Service: ServiceIAM, Kind: FaultLostResponse, Count: 1})
+	_, err = e.iam.CreateInstanceProfile(ctx, &iam.CreateInstanceProfileInput{InstanceProfileName: aws.String("lost")})
+	wantCode(t, err, "EntityAlreadyExists")
 }

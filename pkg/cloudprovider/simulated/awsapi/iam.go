@@ -98,13 +98,18 @@ var profileName = regexp.MustCompile(`^[\w+=,.@-]{1,128}$`)
 func (s *Server) serveIAM(w http.ResponseWriter, r *http.Request, f form) {
 	action := f.get("Action")
 	reqID := s.requestID()
-	if e := s.fault(r.Context(), svcIAM, action); e != nil {
+	e, lost := s.fault(r.Context(), svcIAM, action)
+	if e != nil {
 		writeIAMError(w, reqID, e)
 		return
 	}
 	s.mu.Lock()
 	profile, err := s.iam(action, f)
 	s.mu.Unlock()
+	if lost != nil {
+		writeIAMError(w, reqID, lost)
+		return
+	}
 	if err != nil {
 		writeIAMError(w, reqID, err)
 		return

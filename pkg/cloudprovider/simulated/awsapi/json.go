@@ -23,11 +23,16 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, service, op, 
 		return
 	}
 	w.Header().Set("x-amzn-RequestId", s.requestID())
-	if e := s.fault(r.Context(), service, op); e != nil {
+	e, lost := s.fault(r.Context(), service, op)
+	if e != nil {
 		writeJSONError(w, version, e)
 		return
 	}
 	resp, e := h(op, body, r)
+	if lost != nil {
+		writeJSONError(w, version, lost)
+		return
+	}
 	if e != nil {
 		writeJSONError(w, version, e)
 		return

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,10 +30,32 @@ const (
 // maxMessage bounds the condition messages taken from errors.
 const maxMessage = 512
 
-// launch asks the provider for the claim's instance and records it in claim.
+// launch asks the provider for the claim's instance and records it in claim. Offerings the
+// provider found without capacity on the way (cloudprovider.WithCapacityReport) are marked
+// unavailable and named in an InsufficientCapacity event, whether or not it launched.
 func (c *Controller) launch(ctx context.Context, claim *apisv1.NodeClaim, s *step) {
 	now := c.deps.Clock.Now()
-	created, err := c.deps.CloudProvider.Create(ctx, claim)
+	var (
+		heardMu sync.Mutex
+		heard   []cloudprovider.Offering
+	)
+	report := cloudprovider.WithCapacityReport(ctx, func(o []cloudprovider.Offering) {
+		heardMu.Lock()
+		defer heardMu.Unlock()
+		heard = append(heard, o...)
+	})
+	created, err := c.deps.CloudProvider.Create(report, claim)
+	heardMu.Lock()
+	heard = slices.Clone(heard)
+	heardMu.Unlock()
+	var ice *cloudprovider.InsufficientCapacityError
+	if !errors.As(err, &ice) && len(heard) > 0 {
+		then := "the launch failed for another reason"
+		if err == nil {
+			then = "launched " + launchedOffering(created) + " instead"
+		}
+		c.markHeard(claim, heard, then)
+	}
 	if err == nil {
 		c.retry.DeleteEntry(claim.Name)
 		applyLaunch(claim, created)
@@ -39,13 +63,17 @@ func (c *Controller) launch(ctx context.Context, claim *apisv1.NodeClaim, s *ste
 		return
 	}
 	pool := metrics.NodePool(claim)
-	var ice *cloudprovider.InsufficientCapacityError
 	var notReady *cloudprovider.NodeClassNotReadyError
 	switch {
-	case errors.As(err, &ice):
+	case ice != nil:
 		metrics.LaunchFailures.WithLabelValues(pool, metrics.ReasonInsufficientCapacity).Inc()
 		for _, o := range ice.Offerings {
 			c.deps.UnavailableOfferings.MarkUnavailable(o, ReasonInsufficientCapacity, c.opts.UnavailableOfferingsTTL)
+		}
+		for _, o := range heard {
+			if !slices.Contains(ice.Offerings, o) {
+				c.deps.UnavailableOfferings.MarkUnavailable(o, ReasonInsufficientCapacity, c.opts.UnavailableOfferingsTTL)
+			}
 		}
 		c.deps.Recorder.Eventf(claim, corev1.EventTypeWarning, ReasonInsufficientCapacity,
 			"%s; marking %s unavailable for %v and deleting the NodeClaim", truncate(err.Error()), offeringNoun(len(ice.Offerings)), c.opts.UnavailableOfferingsTTL)
@@ -69,6 +97,29 @@ func (c *Controller) launch(ctx context.Context, claim *apisv1.NodeClaim, s *ste
 	}
 	c.retry.Next(claim.Name, now)
 	s.after(c.retry.Get(claim.Name))
+}
+
+// markHeard marks the offerings a Create reported without capacity and records the claim's
+// InsufficientCapacity event, in the format of the one for an InsufficientCapacityError:
+// "NodeClaim NAME: insufficient capacity for TYPE/ZONE/CAPACITY-TYPE, ...; marking N
+// offerings unavailable for TTL", then what became of the launch.
+func (c *Controller) markHeard(claim *apisv1.NodeClaim, heard []cloudprovider.Offering, then string) {
+	var unique []cloudprovider.Offering
+	for _, o := range heard {
+		if !slices.Contains(unique, o) {
+			unique = append(unique, o)
+			c.deps.UnavailableOfferings.MarkUnavailable(o, ReasonInsufficientCapacity, c.opts.UnavailableOfferingsTTL)
+		}
+	}
+	msg := fmt.Sprintf("NodeClaim %s: %s", claim.Name, (&cloudprovider.InsufficientCapacityError{Offerings: unique}).Error())
+	c.deps.Recorder.Eventf(claim, corev1.EventTypeWarning, ReasonInsufficientCapacity,
+		"%s; marking %s unavailable for %v; %s", truncate(msg), offeringNoun(len(unique)), c.opts.UnavailableOfferingsTTL, then)
+}
+
+// launchedOffering names the offering of a launched claim from its labels.
+func launchedOffering(created *apisv1.NodeClaim) string {
+	l := created.Labels
+	return cloudprovider.Offering{InstanceType: l[corev1.LabelInstanceTypeStable], Zone: l[corev1.LabelTopologyZone], CapacityType: l[apisv1.CapacityTypeLabelKey]}.String()
 }
 
 // applyLaunch copies what the provider returned about the instance into claim: its labels and
