@@ -12,10 +12,6 @@ import (
 	"github.com/tenon-sh/tenon/pkg/metrics"
 )
 
-// InstanceTypeLabel names an offering's instance type in OfferingAvailable, as Karpenter
-// spells it.
-const InstanceTypeLabel = "instance_type"
-
 // OfferingAvailable is Karpenter's karpenter_cloudprovider_instance_type_offering_available:
 // 0 while an offering is marked unavailable, 1 once its mark has expired or been lifted. Only
 // offerings that were ever marked have a series (Karpenter publishes one for every offering
@@ -25,7 +21,7 @@ const InstanceTypeLabel = "instance_type"
 var OfferingAvailable = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 	Name: "karpenter_cloudprovider_instance_type_offering_available",
 	Help: "Whether an offering (instance type, capacity type, zone) may be launched: 0 while it is marked unavailable after a launch found no capacity, 1 once that mark expired. Only offerings ever marked have a series.",
-}, []string{InstanceTypeLabel, metrics.CapacityTypeLabel, metrics.ZoneLabel})
+}, []string{metrics.InstanceTypeLabel, metrics.CapacityTypeLabel, metrics.ZoneLabel})
 
 func init() { metrics.MustRegister(OfferingAvailable) }
 

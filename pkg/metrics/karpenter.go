@@ -17,6 +17,7 @@ const (
 	ResourceTypeLabel        = "resource_type"
 	CapacityTypeLabel        = "capacity_type"
 	ZoneLabel                = "zone"
+	InstanceTypeLabel        = "instance_type"
 	MinValuesRelaxedLabel    = "min_values_relaxed"
 	ConsolidationPolicyLabel = "consolidation_policy"
 	TerminationModeLabel     = "termination_mode"

@@ -22,6 +22,7 @@ import (
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/lifecycle"
+	"github.com/tenon-sh/tenon/pkg/metrics"
 )
 
 // iceAround makes m5.large on-demand out of capacity in every zone and returns a claim that
@@ -67,7 +68,7 @@ func testFleetReportsTheOfferingsItLaunchedAround(t *testing.T, e *env) {
 			t.Errorf("without a report %v is not marked in the provider's cache", o)
 		}
 		if v := testutil.ToFloat64(cloudprovider.OfferingAvailable.WithLabelValues(o.InstanceType, o.CapacityType, o.Zone)); v != 0 {
-			t.Errorf("%s %v marked: gauge %v, want 0", cloudprovider.InstanceTypeLabel, o, v)
+			t.Errorf("%s %v marked: gauge %v, want 0", metrics.InstanceTypeLabel, o, v)
 		}
 	}
 }

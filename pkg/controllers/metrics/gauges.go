@@ -29,7 +29,6 @@ const (
 	podScheduledLabel = "scheduled"
 	podZoneLabel      = "zone"
 	podArchLabel      = "arch"
-	podTypeLabel      = "instance_type"
 	podReadyLabel     = "ready"
 )
 
@@ -67,7 +66,7 @@ var (
 		Name: "karpenter_pods_state",
 		Help: "1 for every pod, labeled by its name, namespace, owner, node, whether it is scheduled, its node's nodepool, zone, architecture, capacity type and instance type, its phase, whether it is ready, and whether its node is managed.",
 	}, []string{podNameLabel, podNamespaceLabel, podOwnerLabel, podNodeLabel, podScheduledLabel, metrics.NodePoolLabel, podZoneLabel,
-		podArchLabel, metrics.CapacityTypeLabel, podTypeLabel, phaseLabel, podReadyLabel, managedLabel})
+		podArchLabel, metrics.CapacityTypeLabel, metrics.InstanceTypeLabel, phaseLabel, podReadyLabel, managedLabel})
 	PodsStartupDuration = prometheus.NewSummary(prometheus.SummaryOpts{
 		Name:       "karpenter_pods_startup_duration_seconds",
 		Help:       "Time from a pod's creation until it is ready, for the pods seen pending.",
@@ -135,7 +134,7 @@ func podLabels(p *corev1.Pod, node *corev1.Node) prometheus.Labels {
 		podZoneLabel:              nl[apisv1.LabelZone],
 		podArchLabel:              nl[apisv1.LabelArch],
 		metrics.CapacityTypeLabel: nl[apisv1.CapacityTypeLabelKey],
-		podTypeLabel:              nl[apisv1.LabelInstanceType],
+		metrics.InstanceTypeLabel: nl[apisv1.LabelInstanceType],
 		phaseLabel:                string(p.Status.Phase),
 		podReadyLabel:             strconv.FormatBool(ready(p) != nil),
 		managedLabel:              strconv.FormatBool(nl[apisv1.NodePoolLabelKey] != ""),
