@@ -43,7 +43,7 @@ type Result struct {
 	Value         float64 // the proven bound
 	Covering      float64 // per-resource covering LP bound (of the reduced problem, see doc.go)
 	Configuration float64 // configuration LP by column generation, certified by a Lagrangian (Farley-like) dual bound
-	Trivial       float64 // counting bounds (one class or one group alone, node counts rounded up)
+	Trivial       float64 // counting bounds (one class or one group alone, or one resource for all pods; node counts rounded up)
 	Iterations    int     // column-generation rounds, all LPs together
 	Columns       int     // columns (node fillings and patterns) generated, all LPs together
 	Exact         bool    // the configuration LP was solved to proven optimality (in every part)
@@ -80,6 +80,7 @@ type config struct {
 	stop          func() bool // nil: never
 	spent         int64       // work done so far, all LPs together
 	stopped       bool        // the budget ran out or stop said so
+	table         []float64   // resourceBound's dynamic program, shared by the parts
 }
 
 // over reports whether the budget is spent (or stop said so); once true it stays true, and
@@ -199,6 +200,10 @@ func lowerPart(in *instance, cfg *config) (Result, []lpNode, bool) {
 	covered := false
 	// The part's pods need at least one of its nodes.
 	r.Trivial = safe(max(in.anyNode, trivialBound(in)))
+	if !cfg.patterns {
+		// Callers of WithPatterns want the LP's solution; the cover only raises the value.
+		r.Trivial = max(r.Trivial, safe(resourceBound(in, &cfg.table)))
+	}
 	cov := fractional(in, cfg, false, nil, nil)
 	r.Covering = safe(cov.value)
 	r.Iterations, r.Columns = cov.rounds, cov.columns

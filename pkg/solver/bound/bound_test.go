@@ -70,6 +70,22 @@ func TestKnownAnswers(t *testing.T) {
 			min: 4 - 1e-6, max: 4,
 		},
 		{
+			// Five cores of pods in two classes, on nodes of four: the LPs buy 1.25 nodes and
+			// each class alone fits one, but whole nodes must hold all five cores.
+			name: "whole nodes for the pods' total demand, across classes",
+			p: Problem{
+				Types: []Type{
+					{Name: "c.xlarge", Price: 1, Capacity: node(4, 8, 58, 0)},
+					{Name: "c.2xlarge", Price: 2, Capacity: node(8, 16, 58, 0)},
+				},
+				Classes: []Class{
+					{Count: 3, Demand: pod(1, 1, 0), Types: []int{0, 1}, Group: -1},
+					{Count: 4, Demand: pod(0.5, 0, 0), Types: []int{0, 1}, Group: -1},
+				},
+			},
+			min: 2 - 1e-6, max: 2, covering: 1.25,
+		},
+		{
 			name: "reserved capacity: two nearly free nodes, then on-demand",
 			p: Problem{
 				Types: []Type{

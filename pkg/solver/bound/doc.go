@@ -147,7 +147,14 @@
 //
 // A class alone (or a group alone), with a node of t holding at most u_t of its pods, needs whole
 // nodes: the cheapest cover of its pods by such nodes, exact by dynamic programming over pod
-// counts (or its LP when that is large). Each part needs at least one node of its types.
+// counts (or its LP when that is large). Each part needs at least one node of its types. And
+// for each resource alone, with the pods made divisible and free to use any type of their part,
+// whole nodes must hold the pods' total demand: the cheapest such cover, by the same dynamic
+// program over demand counted in units small enough to keep it at 2^14 states (the demand
+// rounded down, each type's capacity, capped at what its pods could use of one node, rounded
+// up). Where a few nodes hold everything, rounding their count up beats the LPs, whose
+// fractional nodes lend capacity no whole node can. (WithPatterns skips it: its callers want the
+// LP's solution, not the bound.)
 //
 // # Why not gonum's simplex
 //

@@ -39,10 +39,10 @@ func trivialBound(in *instance) float64 {
 		}
 	}
 	for k, items := range perClass {
-		best = max(best, cover1D(in.count[k], items))
+		best = max(best, cover1D(in.count[k], items, nil))
 	}
 	for g, items := range perGroup {
-		best = max(best, cover1D(groupPods[g], items))
+		best = max(best, cover1D(groupPods[g], items, nil))
 	}
 	return best
 }
@@ -55,8 +55,9 @@ type item1D struct {
 }
 
 // cover1D is the least cost of nodes holding n pods: exact by dynamic programming over pod
-// counts when that is small, else its LP relaxation (cheapest per pod first).
-func cover1D(n int64, items []item1D) float64 {
+// counts when that is small, else its LP relaxation (cheapest per pod first). The program's
+// table reuses scratch when it is large enough.
+func cover1D(n int64, items []item1D, scratch *[]float64) float64 {
 	if n <= 0 {
 		return 0
 	}
@@ -93,7 +94,15 @@ func cover1D(n int64, items []item1D) float64 {
 	if n*int64(len(free)+len(pieces)) > 400_000 {
 		return cover1DLP(n, items)
 	}
-	f := make([]float64, n+1)
+	var f []float64
+	if scratch != nil && int64(cap(*scratch)) > n {
+		f = (*scratch)[:n+1]
+	} else {
+		f = make([]float64, n+1)
+		if scratch != nil {
+			*scratch = f
+		}
+	}
 	for j := range f {
 		f[j] = math.Inf(1)
 	}
@@ -147,4 +156,91 @@ func cover1DLP(n int64, items []item1D) float64 {
 		}
 	}
 	return math.Inf(1)
+}
+
+// resourceCoverStates caps the demand units of resourceBound's dynamic program, so that its
+// work stays near cover1D's own limit with a few node sizes.
+const resourceCoverStates = 1 << 14
+
+// resourceCoverUnits is the least number of units resourceBound counts in a node of the
+// unlimited type cheapest for a resource (the rounding of capacities up costs at most 1/resourceCoverUnits of
+// a node each), unless the demand would then be more than resourceCoverStates units.
+const resourceCoverUnits = 1 << 10
+
+// resourceCoverNodes: past this many nodes of that type's capacity, resourceBound takes the LP
+// of a resource's cover rather than its dynamic program, which can add at most one such node to
+// it, a fraction too small to matter beside the other bounds.
+const resourceCoverNodes = 64
+
+// resourceBound is the largest of the per-resource cover bounds: for each resource alone, the
+// cheapest set of whole nodes whose capacities add up to all the pods' demand of it. Pods are
+// made divisible and may use any type of the part, which is a relaxation, but node counts stay
+// whole: where a few nodes hold everything, rounding them up beats the LPs, whose fractional
+// nodes lend the fleet capacity no whole node can. A type counts no more of a resource than its
+// pods could use of one node (each class within what fits alone), the most any packing puts
+// there.
+//
+// The amounts are counted in units of g, chosen so the demand is at most resourceCoverStates
+// units and the cheapest node about resourceCoverUnits of them: the demand rounded down and each capacity rounded up, which keeps every feasible
+// packing feasible, so the bound stays valid and only loses what the rounding costs.
+func resourceBound(in *instance, table *[]float64) float64 {
+	best := 0.0
+	usable := make([]int64, in.nT)
+	items := make([]item1D, 0, in.nT)
+	for r := 0; r < in.nR; r++ {
+		var total int64
+		for k := 0; k < in.nK; k++ {
+			total = satAdd(total, satMul(in.count[k], in.dem[k*in.nR+r]))
+		}
+		if total <= 0 {
+			continue
+		}
+		for t := 0; t < in.nT; t++ {
+			var most int64
+			for i := in.tOff[t]; i < in.tOff[t+1]; i++ {
+				if u := in.tU[i]; u > 0 {
+					most = satAdd(most, satMul(u, in.dem[int(in.tCls[i])*in.nR+r]))
+				}
+			}
+			usable[t] = min(most, in.capa[t*in.nR+r])
+		}
+		// The unlimited type of least price per unit it holds sets the scale (limited ones, such
+		// as an existing node's free room, may be tiny), or any type when all are limited.
+		cheapest := -1
+		for t := 0; t < in.nT; t++ {
+			if usable[t] <= 0 {
+				continue
+			}
+			if cheapest < 0 || in.limit[cheapest] > 0 && in.limit[t] == 0 ||
+				(in.limit[cheapest] > 0) == (in.limit[t] > 0) && in.price[t]*float64(usable[cheapest]) < in.price[cheapest]*float64(usable[t]) {
+				cheapest = t
+			}
+		}
+		if cheapest < 0 {
+			return math.Inf(1) // no type holds any of this resource, which the pods demand
+		}
+		g := max(1, total/resourceCoverStates+1, usable[cheapest]/resourceCoverUnits)
+		n := total / g
+		items = items[:0]
+		var most int64 // the scale type's units
+		for t := 0; t < in.nT; t++ {
+			if usable[t] <= 0 {
+				continue
+			}
+			u := usable[t] / g
+			if usable[t]%g != 0 {
+				u++
+			}
+			items = append(items, item1D{u: u, c: in.price[t], m: in.limit[t]})
+			if t == cheapest {
+				most = u
+			}
+		}
+		if n > resourceCoverNodes*most {
+			best = max(best, cover1DLP(n, items))
+			continue
+		}
+		best = max(best, cover1D(n, items, table))
+	}
+	return best
 }
