@@ -12,10 +12,9 @@ import (
 
 var (
 	flagChurn = flag.Duration("chaos.churn", 2*time.Minute, "how long TestRunaway churns its workload (issue 11 asks for 30m)")
-	// flagRunaway runs TestRunaway and TestStartupBuysWhatThePlanNeeds. They are off in
-	// `make test` until they have been seen green on a machine with the control plane built
-	// (see docs/reliability.md).
-	flagRunaway = flag.Bool("chaos.runaway", false, "run TestRunaway and TestStartupBuysWhatThePlanNeeds (off in CI until seen green)")
+	// flagRunaway runs TestStartupBuysWhatThePlanNeeds, which is off in `make test` while the
+	// over-buying it measures is open (see docs/reliability.md). TestRunaway always runs.
+	flagRunaway = flag.Bool("chaos.runaway", false, "run TestStartupBuysWhatThePlanNeeds (off in CI while the over-buying it measures is open)")
 )
 
 // ceiling tracks, as the workload is churned, the most nodes the fleet may hold: the peak of
@@ -46,9 +45,6 @@ func (cl *ceiling) limit() int {
 // the cluster has settled, the fleet's $/h is within 5% of the proven lower bound tenon plan
 // computes for the final pods, and the suite's invariants held throughout.
 func TestRunaway(t *testing.T) {
-	if !*flagRunaway {
-		t.Skip("runs with -chaos.runaway")
-	}
 	s := seed(t)
 	began := time.Now()
 	rng := rand.New(rand.NewPCG(uint64(s), 0x72756e61))
@@ -138,8 +134,9 @@ func TestRunaway(t *testing.T) {
 	}
 
 	// The churn ends back at the whole workload. Its final pods are fixed rather than drawn: for
-	// some draws tenon plan's own plan is 5–9% over the bound it proves (the solver's gap, not
-	// the controller's), and the check is of what consolidation makes of a churned fleet.
+	// some draws tenon plan's own plan is 5–8% over the bound it proves (a c5.large more than
+	// whole nodes need: the solver's gap, not the controller's), and the check is of what
+	// consolidation makes of a churned fleet.
 	last := replicas(pods, 1)
 	if total(last) > total(want) {
 		ups++
