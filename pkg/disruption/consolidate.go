@@ -203,6 +203,9 @@ func (d *decider) evaluate(cs []*candidate, kind evalKind) (*Command, *Skip, err
 	if o.stranded > 0 {
 		return reject(SkipUnschedulable, "%d of its pods would fit nowhere", o.stranded)
 	}
+	if o.uninitialized != "" {
+		return reject(SkipUnschedulable, "not all pods would schedule, %s", o.uninitialized)
+	}
 	switch {
 	case kind == evalMulti && len(o.replacements) > 1:
 		return reject(SkipNotCheaper, "together they would need %d replacements", len(o.replacements))

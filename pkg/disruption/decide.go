@@ -253,7 +253,7 @@ func (d *decider) expiration() error {
 
 // replaceForcefully removes one node whatever it costs, with the replacements its pods need.
 func (d *decider) replaceForcefully(c *candidate, m Method, reason apisv1.DisruptionReason, why string) error {
-	o, r, msg, err := d.removal(c)
+	o, r, msg, err := d.removal(c, m)
 	if err != nil {
 		return err
 	}
@@ -268,8 +268,10 @@ func (d *decider) replaceForcefully(c *candidate, m Method, reason apisv1.Disrup
 // A static NodePool's node is replaced by exactly one claim from its pool's template, so the
 // pool keeps its replicas; its pods are not planned elsewhere (the scheduler places them once
 // evicted, on the replacement or any node). Any other node's pods are planned onto the nodes
-// left and new claims, and a pod that would fit nowhere holds the node.
-func (d *decider) removal(c *candidate) (*outcome, SkipReason, string, error) {
+// left and new claims, and a pod that would fit nowhere holds the node. So does, for drift, a
+// pod that would move onto a node not initialized yet, as in Karpenter: whether that node comes
+// up, and kube-scheduler puts the pod there, is not known (expiration is forceful and goes on).
+func (d *decider) removal(c *candidate, m Method) (*outcome, SkipReason, string, error) {
 	if c.static() {
 		t := d.snap.Static[c.NodePool]
 		if t == nil || t.InstanceType == nil {
@@ -286,6 +288,9 @@ func (d *decider) removal(c *candidate) (*outcome, SkipReason, string, error) {
 	}
 	if o.stranded > 0 {
 		return nil, SkipUnschedulable, fmt.Sprintf("%d of its pods would fit nowhere", o.stranded), nil
+	}
+	if m != MethodExpiration && o.uninitialized != "" {
+		return nil, SkipUnschedulable, fmt.Sprintf("not all pods would schedule, %s", o.uninitialized), nil
 	}
 	return o, "", "", nil
 }

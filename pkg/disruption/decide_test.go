@@ -416,3 +416,60 @@ func TestReplacementsOfOnePassStayWithinTheNodePoolLimits(t *testing.T) {
 		t.Fatalf("want one of %s and %s replaced, got %d commands", a.Name, b.Name, len(d.Commands))
 	}
 }
+
+// A node whose pods would move onto a node not initialized yet is neither consolidated nor
+// replaced for drift (Karpenter's "would schedule against uninitialized"): whether that node
+// comes up and takes them is not known. Expiration is forceful and goes on.
+func TestNoMoveOntoANodeNotInitialized(t *testing.T) {
+	build := func(initialized bool, mutate func(*Node)) (*Snapshot, *Node, *Node) {
+		w := newFixture(t)
+		w.pool("general", append(families("m5"), onDemandOnly()))
+		w.node("general", "m5.xlarge", "us-east-1a", "on-demand", pod("1", "1Gi"))
+		b := w.node("general", "m5.xlarge", "us-east-1a", "on-demand", pod("1", "1Gi"))
+		a := &w.nodes[0] // after the second node: adding it may have moved the first
+		b.Initialized = initialized
+		w.sn[1].Initialized = initialized
+		b.CreatedAt = now.Add(-time.Minute)
+		if mutate != nil {
+			mutate(a)
+		}
+		return w.snapshot(), a, b
+	}
+	t.Run("consolidation", func(t *testing.T) {
+		s, a, _ := build(false, nil)
+		d := decide(t, s, Options{})
+		if len(d.Commands) != 0 {
+			t.Fatalf("want no command while the only room is on a node not initialized, got %+v", d.Commands)
+		}
+		if got := skipOf(d, a.Name); got != SkipUnschedulable {
+			t.Fatalf("want %s skipped as %s, got %q (%+v)", a.Name, SkipUnschedulable, got, d.Skips)
+		}
+		s, _, _ = build(true, nil)
+		if d := decide(t, s, Options{}); len(d.Commands) != 1 || d.Commands[0].Action != ActionDelete {
+			t.Fatalf("once initialized, one node's pods fit on the other: want a delete, got %+v", d.Commands)
+		}
+	})
+	t.Run("drift", func(t *testing.T) {
+		s, a, b := build(false, func(n *Node) { n.Drifted = "NodePoolDrift" })
+		d := decide(t, s, Options{})
+		if !slices.ContainsFunc(d.Skips, func(s Skip) bool {
+			return s.Node == a.Name && strings.Contains(s.Message, "would schedule against uninitialized node/"+b.Name)
+		}) {
+			t.Fatalf("want %s held for the node not initialized, got %+v", a.Name, d.Skips)
+		}
+		for _, c := range d.Commands {
+			if c.Method == MethodDrift {
+				t.Fatalf("want no drift command while its pods would go to a node not initialized, got %+v", c)
+			}
+		}
+		if got := skipOf(d, a.Name); got != SkipUnschedulable {
+			t.Fatalf("want %s skipped as %s, got %q", a.Name, SkipUnschedulable, got)
+		}
+	})
+	t.Run("expiration", func(t *testing.T) {
+		s, _, _ := build(false, func(n *Node) { n.ExpireAt = now.Add(-time.Minute) })
+		if d := decide(t, s, Options{}); len(d.Commands) != 1 || d.Commands[0].Method != MethodExpiration {
+			t.Fatalf("expiration is forceful, got %+v (skips %+v)", d.Commands, d.Skips)
+		}
+	})
+}

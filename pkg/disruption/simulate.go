@@ -29,6 +29,9 @@ type world struct {
 	// pools holds, by NodePool, the capacity and nodes of the committed replacements against
 	// the pool's limits: the snapshot's usage does not count them yet.
 	pools map[string]solver.PoolTaken
+	// uninitialized holds the names of the snapshot's nodes that are not initialized (claims
+	// in flight, this pass's replacements included).
+	uninitialized map[string]bool
 }
 
 func newWorld(snap *solver.Snapshot, prev *solver.Prepared, opts Options) (*world, error) {
@@ -49,6 +52,12 @@ func (w *world) prepare() error {
 		return err
 	}
 	w.prep = p
+	w.uninitialized = map[string]bool{}
+	for _, n := range w.snap.Nodes {
+		if !n.Initialized || n.InFlight {
+			w.uninitialized[n.Name] = true
+		}
+	}
 	w.base, err = p.Solve(w.snap.Pods, solver.Options{SkipBound: true, ReservationsTaken: w.reserved, PoolsTaken: w.pools, MinValuesPolicy: w.minValues, PreferencePolicy: w.preferences})
 	w.runs++
 	return err
@@ -63,6 +72,10 @@ type outcome struct {
 	delta        float64
 	// stranded are the removed nodes' pods that could go nowhere.
 	stranded int
+	// uninitialized names the first of the removed nodes' pods the plan puts on a node that is
+	// not initialized yet (a claim in flight included), and that node, in Karpenter's words
+	// ("ns/pod => would schedule against uninitialized nodeclaim/NAME"); "" when none.
+	uninitialized string
 }
 
 // remove simulates the nodes gone and their pods (with the pending backlog) placed elsewhere.
@@ -82,6 +95,16 @@ func (w *world) remove(nodes []string, pods []*corev1.Pod) (*outcome, error) {
 	for _, u := range plan.Unschedulable {
 		if moved[u.Pod] {
 			o.stranded++
+		}
+	}
+	for _, pl := range plan.Placements {
+		if moved[pl.Pod] && (pl.InFlight || w.uninitialized[pl.Node]) {
+			kind := "node"
+			if pl.InFlight {
+				kind = "nodeclaim"
+			}
+			o.uninitialized = fmt.Sprintf("%s/%s => would schedule against uninitialized %s/%s", pl.Pod.Namespace, pl.Pod.Name, kind, pl.Node)
+			break
 		}
 	}
 	for _, c := range plan.Claims {

@@ -47,7 +47,7 @@ func Validate(s *Snapshot, cmd Command, opts Options) (Command, error) {
 		if c.Deleting {
 			return invalid(c, SkipDeleting, "already being deleted")
 		}
-		o, r, msg, err := d.removal(c)
+		o, r, msg, err := d.removal(c, cmd.Method)
 		if err != nil {
 			return Command{}, err
 		}
@@ -92,7 +92,7 @@ func Validate(s *Snapshot, cmd Command, opts Options) (Command, error) {
 		if c.Drifted == "" {
 			return invalid(c, SkipNotDrifted, "it no longer drifts")
 		}
-		o, r, msg, err := d.removal(c)
+		o, r, msg, err := d.removal(c, cmd.Method)
 		if err != nil {
 			return Command{}, err
 		}
