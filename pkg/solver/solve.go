@@ -93,9 +93,12 @@ type solve struct {
 	freeBuf    []scheduling.Resources
 	addedPorts [][]scheduling.HostPort
 	nHosts     int
-	cache      *compileCache
-	claims     []*newClaim
-	cidx       claimIndex
+	// hostBase numbers the placeholder hostnames of this solve's claims from hostBase on: the
+	// parts of a split solve (components.go) each take their own range.
+	hostBase int
+	cache    *compileCache
+	claims   []*newClaim
+	cidx     claimIndex
 	// demand[p] is what the pods not yet placed that pool p could hold ask for.
 	demand []scheduling.Resources
 	// room[p] is the free room of the claims of pool p opened so far, openClaims[p] their number.
@@ -301,4 +304,6 @@ func (s *solve) reservation(typeName string, o *catalog.Offering) int {
 	return len(s.reservations) - 1
 }
 
-func (s *solve) hostname(i int) string { return s.opts.HostnamePrefix + strconv.Itoa(i) }
+func (s *solve) hostname(i int) string {
+	return s.opts.HostnamePrefix + strconv.Itoa(s.hostBase+i)
+}

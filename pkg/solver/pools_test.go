@@ -1,0 +1,64 @@
+package solver_test
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/tenon-sh/tenon/pkg/manifest"
+	"github.com/tenon-sh/tenon/pkg/plan"
+	"github.com/tenon-sh/tenon/pkg/solver"
+)
+
+// planManifest solves a testdata manifest as tenon plan does.
+func planManifest(t *testing.T, name string, opts solver.Options) (*solver.Snapshot, *solver.Plan) {
+	t.Helper()
+	set, err := manifest.Load(filepath.Join("testdata", "pools", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := plan.Build(set, nil, plan.Options{Region: "us-east-1", InstanceTypes: plan.SimulatedInstanceTypes(time.Unix(0, 0))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := solver.Solve(in.Snapshot, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := solver.Verify(in.Snapshot, p); err != nil {
+		t.Fatalf("%s: invalid plan: %v", name, err)
+	}
+	return in.Snapshot, p
+}
+
+// TestIndependentPoolsSolveApart: 24 memory pods on an r5 pool and 96 pods on a c5/m5 pool,
+// every pod pinned to its pool. Solved together, the memory pods used to take the guided
+// plan's r5.4xlarge + r5.2xlarge ($1.512/h) because the guide won for the whole batch, though
+// first-fit alone buys them for $1.386/h; each part now chooses its own plan.
+func TestIndependentPoolsSolveApart(t *testing.T) {
+	price := map[string]float64{}
+	for _, tc := range []struct {
+		file string
+		want float64 // $/h at most
+	}{
+		{"m24.yaml", 1.386},
+		{"g120.yaml", 2.72},
+		{"wl120.yaml", 1.386 + 2.72},
+	} {
+		_, p := planManifest(t, tc.file, solver.Options{})
+		if len(p.Unschedulable) > 0 {
+			t.Fatalf("%s: %d pods unschedulable", tc.file, len(p.Unschedulable))
+		}
+		if p.Price > tc.want+1e-6 {
+			t.Errorf("%s: $%.4f/h, want at most $%.4f/h", tc.file, p.Price, tc.want)
+		}
+		if p.Price < p.LowerBound-1e-9 {
+			t.Errorf("%s: $%.4f/h below its bound $%.4f/h", tc.file, p.Price, p.LowerBound)
+		}
+		price[tc.file] = p.Price
+	}
+	if sum := price["m24.yaml"] + price["g120.yaml"]; math.Abs(price["wl120.yaml"]-sum) > 1e-6 {
+		t.Errorf("joint plan $%.4f/h, its parts apart $%.4f/h", price["wl120.yaml"], sum)
+	}
+}
