@@ -1,6 +1,8 @@
 package solver
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -73,7 +75,9 @@ func (s *solve) components() [][]*corev1.Pod {
 		linked := false
 		if c.invalid == nil {
 			for pi, p := range s.pools {
-				if p.reason == nil && c.poolReason[pi] == nil {
+				// A preferred node-affinity term may keep a class off a pool until it is
+				// relaxed: its required terms alone decide.
+				if p.reason == nil && (c.poolReason[pi] == nil || c.required != nil && slices.ContainsFunc(c.required[pi], func(a *altInPool) bool { return a != nil })) {
 					uf.union(ci, nc+pi)
 					linked = true
 				}
@@ -196,6 +200,7 @@ func mergePlans(parts []*Plan) *Plan {
 		out.Price += p.Price
 		out.LowerBound += p.LowerBound
 		out.Relaxed += p.Relaxed
+		out.Repaired += p.Repaired
 		g := &out.Guide
 		g.Classes += p.Guide.Classes
 		g.Rows += p.Guide.Rows

@@ -99,3 +99,79 @@ func TestPropertyDisjointPoolsAdd(t *testing.T) {
 		}
 	})
 }
+
+// drawRepairSnapshot is drawSnapshot with more pods of plain, mid-sized shapes, so that the
+// plans have several claims of one pool for the repair to work on.
+func drawRepairSnapshot(t *rapid.T) *Snapshot {
+	snap := drawSnapshot(t)
+	for i := rapid.IntRange(0, 40).Draw(t, "extra"); i > 0; i-- {
+		cpu := rapid.SampledFrom([]string{"250m", "500m", "900m", "1", "1500m", "3"}).Draw(t, "extraCPU")
+		mem := rapid.SampledFrom([]string{"256Mi", "1Gi", "2Gi", "5Gi"}).Draw(t, "extraMem")
+		p := pod(cpu, mem, named(fmt.Sprintf("x%d", i)), labelled("app", rapid.SampledFrom([]string{"a", "b", "x"}).Draw(t, "extraApp")))
+		if rapid.IntRange(0, 3).Draw(t, "extraZoned") == 0 {
+			nodeSelector(apisv1.LabelZone, rapid.SampledFrom(genZones).Draw(t, "extraZone"))(p)
+		}
+		snap.Pods = append(snap.Pods, p)
+	}
+	return snap
+}
+
+// TestPropertyRepairNeverDearer: on random snapshots the repaired plan is valid, leaves no
+// more pods unschedulable and costs no more than the same solve without the repair, guided or
+// not.
+func TestPropertyRepairNeverDearer(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		snap := drawRepairSnapshot(t)
+		noGuide := rapid.Bool().Draw(t, "noGuide")
+		plan, err := Solve(snap, Options{NoGuide: noGuide})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Verify(snap, plan); err != nil {
+			t.Fatalf("invalid plan: %v\n%s", err, describe(plan))
+		}
+		raw, err := Solve(snap, Options{NoGuide: noGuide, NoRepair: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(plan.Unschedulable) > len(raw.Unschedulable) {
+			t.Fatalf("repair leaves %d pods unschedulable, %d without", len(plan.Unschedulable), len(raw.Unschedulable))
+		}
+		if len(plan.Unschedulable) == len(raw.Unschedulable) && plan.Price > raw.Price+1e-9 {
+			t.Fatalf("repaired $%.4f/h, unrepaired $%.4f/h\nrepaired:\n%s\nunrepaired:\n%s", plan.Price, raw.Price, describe(plan), describe(raw))
+		}
+	})
+}
+
+// TestPropertyRepairEachMove: the plan after each of the repair's moves (the repair stopped
+// after 1, 2, … moves) is valid, and none costs more than the one before.
+func TestPropertyRepairEachMove(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		snap := drawRepairSnapshot(t)
+		opts := Options{NoGuide: rapid.Bool().Draw(t, "noGuide"), NoRepair: true}
+		prev, err := Solve(snap, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := Solve(snap, Options{NoGuide: opts.NoGuide})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.NoRepair = false
+		for k := 1; k <= full.Repaired; k++ {
+			opts.repairLimit = k
+			plan, err := Solve(snap, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := Verify(snap, plan); err != nil {
+				t.Fatalf("after %d moves: invalid plan: %v\n%s", k, err, describe(plan))
+			}
+			if len(plan.Unschedulable) > len(prev.Unschedulable) ||
+				len(plan.Unschedulable) == len(prev.Unschedulable) && plan.Price > prev.Price+1e-9 {
+				t.Fatalf("move %d: $%.4f/h (%d unschedulable) after $%.4f/h (%d)", k, plan.Price, len(plan.Unschedulable), prev.Price, len(prev.Unschedulable))
+			}
+			prev = plan
+		}
+	})
+}

@@ -43,8 +43,8 @@ func TestIndependentPoolsSolveApart(t *testing.T) {
 		want float64 // $/h at most
 	}{
 		{"m24.yaml", 1.386},
-		{"g120.yaml", 2.72},
-		{"wl120.yaml", 1.386 + 2.72},
+		{"g120.yaml", 2.635},
+		{"wl120.yaml", 1.386 + 2.635},
 	} {
 		_, p := planManifest(t, tc.file, solver.Options{})
 		if len(p.Unschedulable) > 0 {
@@ -60,5 +60,19 @@ func TestIndependentPoolsSolveApart(t *testing.T) {
 	}
 	if sum := price["m24.yaml"] + price["g120.yaml"]; math.Abs(price["wl120.yaml"]-sum) > 1e-6 {
 		t.Errorf("joint plan $%.4f/h, its parts apart $%.4f/h", price["wl120.yaml"], sum)
+	}
+}
+
+// TestRepairSplitsClaim: on g120 the guided plan is 3×c5.4xlarge + 2×c5.2xlarge ($2.72/h), one
+// c5.2xlarge holding 5 vCPU of pods; the repair gives those pods a c5.xlarge and a c5.large
+// ($2.635/h: 62 vCPU of c5 for 60 vCPU of pods).
+func TestRepairSplitsClaim(t *testing.T) {
+	_, before := planManifest(t, "g120.yaml", solver.Options{NoRepair: true})
+	_, after := planManifest(t, "g120.yaml", solver.Options{})
+	if after.Price > 2.635+1e-6 || after.Price > before.Price+1e-9 {
+		t.Fatalf("repaired plan $%.4f/h (unrepaired $%.4f/h), want at most $2.635/h", after.Price, before.Price)
+	}
+	if len(after.Unschedulable) > 0 {
+		t.Fatalf("%d pods unschedulable", len(after.Unschedulable))
 	}
 }

@@ -41,6 +41,12 @@ type Options struct {
 	// NoGuide turns guided packing off: the solve is first-fit decreasing alone (the disruption
 	// loop's many small simulations gain little from it).
 	NoGuide bool
+	// NoRepair turns the repair after placing off (repair.go): the plan is first-fit's (or the
+	// guide's) as placed.
+	NoRepair bool
+	// repairLimit, when > 0, stops the repair after that many accepted moves (tests check the
+	// plan after every move).
+	repairLimit int
 	// ReservationsTaken counts, by reservation ID, slots already promised to claims the
 	// snapshot does not show yet (a disruption pass's committed replacements): the solve counts
 	// them off the reservations' remaining capacity.
@@ -113,11 +119,14 @@ type solve struct {
 	scratchBits scheduling.Bitset
 	optBuf      []option
 	altMemo     []altMemo // the latest alternatives compileAlt compiled (class.go)
+	// repairMoves and repairSplit are the repair's scratch (repair.go).
+	repairMoves, repairSplit []repairMove
 
 	out           []*Claim
 	placements    []Placement
 	unschedulable []Unschedulable
 	relaxed       int
+	repaired      int // moves the repair kept
 	guideStats    GuideStats
 }
 
