@@ -15,6 +15,10 @@ import (
 // draw on the same reservation. NodePool limits, DaemonSets and minValues are per pool and so
 // inside a component.
 
+// minPartGuideRows is the fewest rows a part's guide LP may have (a part's share of
+// maxGuideClasses, by its pods, otherwise).
+const minPartGuideRows = 16
+
 // maxComponentChecks caps the class × node-signature checks the split may make; past it the
 // solve stays whole (a deterministic count, not a time).
 const maxComponentChecks = 1 << 18

@@ -122,26 +122,28 @@ func (p *Prepared) Solve(pods []*corev1.Pod, opts Options) (*Plan, error) {
 			plans := make([]*Plan, 0, len(parts))
 			base := 0
 			for _, part := range parts {
-				w := p.best(p.instantiate(part, opts), part, opts, base)
+				rows := max(minPartGuideRows, (maxGuideClasses*len(part)+len(pods)-1)/len(pods))
+				w := p.best(p.instantiate(part, opts), part, opts, base, rows)
 				base += len(w.claims)
 				plans = append(plans, w.plan())
 			}
 			return mergePlans(plans), nil
 		}
 	}
-	return p.best(s, pods, opts, 0).plan(), nil
+	return p.best(s, pods, opts, 0, 0).plan(), nil
 }
 
 // best runs s, a fresh solve of pods, and unless opts.NoGuide a guided solve of the same pods,
-// and returns the better of the two, its claims' hostnames numbered from hostBase.
-func (p *Prepared) best(s *solve, pods []*corev1.Pod, opts Options, hostBase int) *solve {
+// and returns the better of the two, its claims' hostnames numbered from hostBase, the guide's
+// LP within guideRows rows (0: maxGuideClasses).
+func (p *Prepared) best(s *solve, pods []*corev1.Pod, opts Options, hostBase, guideRows int) *solve {
 	s.hostBase = hostBase
 	s.run()
 	// A plan that buys nothing and leaves nothing unscheduled cannot be improved on; a disruption
 	// simulation whose pods fit on the other nodes is that case, and the common one.
 	if !opts.NoGuide && (len(s.out) > 0 || len(s.unschedulable) > 0) && s.anyPackable() {
 		g := p.instantiate(pods, opts)
-		g.hostBase = hostBase
+		g.hostBase, g.guideRows = hostBase, guideRows
 		g.guided = true
 		g.run()
 		g.guideStats.Price = g.price()

@@ -102,9 +102,12 @@ type solve struct {
 	// hostBase numbers the placeholder hostnames of this solve's claims from hostBase on: the
 	// parts of a split solve (components.go) each take their own range.
 	hostBase int
-	cache    *compileCache
-	claims   []*newClaim
-	cidx     claimIndex
+	// guideRows caps the guide's LP rows (0: maxGuideClasses); a part of a split solve takes
+	// its share, so that the parts' LPs together are no larger than the whole's.
+	guideRows int
+	cache     *compileCache
+	claims    []*newClaim
+	cidx      claimIndex
 	// demand[p] is what the pods not yet placed that pool p could hold ask for.
 	demand []scheduling.Resources
 	// room[p] is the free room of the claims of pool p opened so far, openClaims[p] their number.
