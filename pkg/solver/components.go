@@ -124,6 +124,14 @@ func (s *solve) components() [][]*corev1.Pod {
 			uf.union(ci, none)
 		}
 	}
+	root := uf.find(0)
+	one := true
+	for ci := 1; ci < nc && one; ci++ {
+		one = uf.find(ci) == root
+	}
+	if one {
+		return nil
+	}
 	// Number the parts by their first pod in s.pending.
 	classOf := make(map[*corev1.Pod]int, len(s.pending))
 	for ci, c := range s.classes {

@@ -24,7 +24,7 @@ import (
 // depend on which claims launch what).
 
 // repairWorkFactor bounds the repair's work: pod-class × claim checks, per pending pod.
-const repairWorkFactor = 64
+const repairWorkFactor = 32
 
 // repairClaim is a new claim as the repair sees it: what it launches now, and how full that is.
 type repairClaim struct {
@@ -41,12 +41,11 @@ func (s *solve) repair() {
 	}
 	work := int64(repairWorkFactor) * int64(max(len(s.pending), 64))
 	var rcs []repairClaim
-	var added []scheduling.Resources
 	for _, p := range s.pools {
 		if p.reason != nil || len(p.minValues) > 0 || s.openClaims[p.index] < 2 {
 			continue
 		}
-		rcs = rcs[:0]
+		rcs = slices.Grow(rcs[:0], s.openClaims[p.index])
 		for _, cl := range s.claims {
 			if cl.pool != p || len(cl.members) == 0 {
 				continue
@@ -66,25 +65,23 @@ func (s *solve) repair() {
 			}
 			return cmp.Compare(a.cl.index, b.cl.index)
 		})
-		added = slices.Grow(added[:0], len(rcs))[:len(rcs)]
 		for xi := range rcs {
 			if work <= 0 || s.opts.repairLimit > 0 && s.repaired >= s.opts.repairLimit {
 				return
 			}
-			work -= s.repairClaim(rcs, xi, added)
+			work -= s.repairClaim(rcs, xi)
 		}
 	}
 }
 
-// repairClaim tries to empty rcs[xi] into the other claims (added is scratch, one per claim),
-// or to split what stays on it between two cheaper claims, and reports the work it spent.
-func (s *solve) repairClaim(rcs []repairClaim, xi int, added []scheduling.Resources) int64 {
+// repairClaim tries to empty rcs[xi] into the other claims, or to split what stays on it
+// between two cheaper claims, and reports the work it spent.
+func (s *solve) repairClaim(rcs []repairClaim, xi int) int64 {
 	x := &rcs[xi]
 	if len(x.cl.members) == 0 || x.price <= 0 {
 		return 1
 	}
 	p := x.cl.pool
-	clear(added)
 	var work int64
 	moved := scheduling.Resources{}
 	// Tentative moves: (member, destination, pods), members from the last (smallest pods).
@@ -98,18 +95,31 @@ func (s *solve) repairClaim(rcs []repairClaim, xi int, added []scheduling.Resour
 		left := len(m.pods)
 		// Destinations most utilised first (the end of rcs), so that the free room of full
 		// claims is used before that of claims that may empty next.
+		req := &m.c.requests
 		for yi := len(rcs) - 1; yi >= 0 && left > 0; yi-- {
 			work++
-			if yi == xi || len(rcs[yi].cl.members) == 0 || !s.accepts(rcs[yi].cl, rcs[yi].ti, x.cl, m) {
+			y := &rcs[yi]
+			if yi == xi || y.ti < 0 {
 				continue
 			}
-			y := &rcs[yi]
-			free := p.types[y.ti].alloc.Sub(y.cl.used).Sub(added[yi])
+			alloc := &p.types[y.ti].alloc
+			// CPU and memory first: most claims have no room for the pod at all.
+			if alloc[scheduling.CPU]-y.cl.used[scheduling.CPU] < req[scheduling.CPU] ||
+				alloc[scheduling.Memory]-y.cl.used[scheduling.Memory] < req[scheduling.Memory] ||
+				len(y.cl.members) == 0 || !s.accepts(y.cl, y.ti, x.cl, m) {
+				continue
+			}
+			free := alloc.Sub(y.cl.used)
+			for _, mv := range moves {
+				// What the moves planned so far put there.
+				if mv.y == yi {
+					free = free.Sub(x.cl.members[mv.m].c.requests.Scale(int64(mv.n)))
+				}
+			}
 			n := min(left, m.c.fit(&free))
 			if n <= 0 {
 				continue
 			}
-			added[yi] = added[yi].Add(m.c.requests.Scale(int64(n)))
 			moved = moved.Add(m.c.requests.Scale(int64(n)))
 			moves = append(moves, repairMove{m: mi, y: yi, n: n})
 			left -= n
@@ -153,11 +163,11 @@ func (s *solve) repairClaim(rcs []repairClaim, xi int, added []scheduling.Resour
 	x.cl.members = slices.DeleteFunc(x.cl.members, func(m member) bool { return len(m.pods) == 0 })
 	x.cl.used = rest
 	x.ti, x.price = bestTI, bestPrice
-	for yi := range rcs {
-		if !added[yi].IsZero() {
-			rcs[yi].util = utilisation(&rcs[yi].cl.used, &p.types[rcs[yi].ti].alloc)
-		}
+	for _, mv := range moves {
+		y := &rcs[mv.y]
+		y.util = utilisation(&y.cl.used, &p.types[y.ti].alloc)
 	}
+	x.util = 0
 	if bestTI >= 0 {
 		x.util = utilisation(&rest, &p.types[bestTI].alloc)
 	}
