@@ -35,31 +35,40 @@ func planManifest(t *testing.T, name string, opts solver.Options) (*solver.Snaps
 // TestIndependentPoolsSolveApart: 24 memory pods on an r5 pool and 96 pods on a c5/m5 pool,
 // every pod pinned to its pool. Solved together, the memory pods used to take the guided
 // plan's r5.4xlarge + r5.2xlarge ($1.512/h) because the guide won for the whole batch, though
-// first-fit alone buys them for $1.386/h; each part now chooses its own plan.
+// first-fit alone buys them for $1.386/h; each part now chooses its own plan. Without the
+// repair (which on its own also mends this case) the joint plan was $4.232/h.
 func TestIndependentPoolsSolveApart(t *testing.T) {
-	price := map[string]float64{}
 	for _, tc := range []struct {
-		file string
-		want float64 // $/h at most
+		noRepair        bool
+		memory, general float64 // $/h at most
 	}{
-		{"m24.yaml", 1.386},
-		{"g120.yaml", 2.635},
-		{"wl120.yaml", 1.386 + 2.635},
+		{noRepair: true, memory: 1.386, general: 2.72},
+		{noRepair: false, memory: 1.386, general: 2.635},
 	} {
-		_, p := planManifest(t, tc.file, solver.Options{})
-		if len(p.Unschedulable) > 0 {
-			t.Fatalf("%s: %d pods unschedulable", tc.file, len(p.Unschedulable))
+		price := map[string]float64{}
+		for _, f := range []struct {
+			file string
+			want float64
+		}{
+			{"m24.yaml", tc.memory},
+			{"g120.yaml", tc.general},
+			{"wl120.yaml", tc.memory + tc.general},
+		} {
+			_, p := planManifest(t, f.file, solver.Options{NoRepair: tc.noRepair})
+			if len(p.Unschedulable) > 0 {
+				t.Fatalf("%s: %d pods unschedulable", f.file, len(p.Unschedulable))
+			}
+			if p.Price > f.want+1e-6 {
+				t.Errorf("%s (no repair %v): $%.4f/h, want at most $%.4f/h", f.file, tc.noRepair, p.Price, f.want)
+			}
+			if p.Price < p.LowerBound-1e-9 {
+				t.Errorf("%s: $%.4f/h below its bound $%.4f/h", f.file, p.Price, p.LowerBound)
+			}
+			price[f.file] = p.Price
 		}
-		if p.Price > tc.want+1e-6 {
-			t.Errorf("%s: $%.4f/h, want at most $%.4f/h", tc.file, p.Price, tc.want)
+		if sum := price["m24.yaml"] + price["g120.yaml"]; math.Abs(price["wl120.yaml"]-sum) > 1e-6 {
+			t.Errorf("no repair %v: joint plan $%.4f/h, its parts apart $%.4f/h", tc.noRepair, price["wl120.yaml"], sum)
 		}
-		if p.Price < p.LowerBound-1e-9 {
-			t.Errorf("%s: $%.4f/h below its bound $%.4f/h", tc.file, p.Price, p.LowerBound)
-		}
-		price[tc.file] = p.Price
-	}
-	if sum := price["m24.yaml"] + price["g120.yaml"]; math.Abs(price["wl120.yaml"]-sum) > 1e-6 {
-		t.Errorf("joint plan $%.4f/h, its parts apart $%.4f/h", price["wl120.yaml"], sum)
 	}
 }
 
