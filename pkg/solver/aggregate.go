@@ -103,10 +103,10 @@ type guideRow struct {
 	top     scheduling.Resources // the cell's rounded-up shape (for RoundingLoss)
 }
 
-// aggregate merges the classes into at most maxGuideClasses rows, by the finest grid that
-// allows it (the coarsest if none does). Class i may use the types lists[listOf[i]]; a row keeps
+// aggregate merges the classes into at most maxRows rows, by the finest grid that allows it
+// (the coarsest if none does). Class i may use the types lists[listOf[i]]; a row keeps
 // those its mean shape fits, and a row that fits none is left out (first-fit places its pods).
-func aggregate(classes []*class, listOf []int, lists [][]int, types []bound.Type) (rows []guideRow, steps int) {
+func aggregate(classes []*class, listOf []int, lists [][]int, types []bound.Type, maxRows int) (rows []guideRow, steps int) {
 	coarsest := gridSteps[len(gridSteps)-1]
 	for _, st := range gridSteps {
 		rows = rows[:0]
@@ -115,7 +115,7 @@ func aggregate(classes []*class, listOf []int, lists [][]int, types []bound.Type
 			k := aggKey{demand: roundShape(c.requests, st), list: listOf[i]}
 			j, ok := index[k]
 			if !ok {
-				if len(rows) == maxGuideClasses && st != coarsest {
+				if len(rows) == maxRows && st != coarsest {
 					break
 				}
 				j = len(rows)

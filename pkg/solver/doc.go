@@ -12,11 +12,15 @@
 //	compile   NodePools → pools (instance types as indices, offerings as zone×capacity-type
 //	          masks, DaemonSet overhead per type); pods → classes of identical pods
 //	          (requests, requirement alternatives, tolerations, topology terms)
+//	split     pods that share no NodePool, node, topology group or reservation are
+//	          independent parts, each solved (and its plan chosen) on its own (components.go)
 //	place     classes in decreasing size: existing nodes (initialized first), then in-flight
 //	          claims, then claims opened in this solve, then new claims sized by cost for what
 //	          they will hold; topology spread, pod affinity and anti-affinity checked per domain
 //	relax     a class that cannot be placed drops one preference at a time (preferred node
 //	          affinity, preferred pod affinity and anti-affinity, ScheduleAnyway spreads)
+//	repair    the least utilised new claims give pods to other claims' room, or share them
+//	          with a new claim, where that makes their type cheaper (repair.go)
 //	finalize  every new claim launches its cheapest compatible offering; its options are the
 //	          types that still hold everything on it, ordered by price, at most 600
 //	bound     a proven lower bound on the price of any plan (package bound)

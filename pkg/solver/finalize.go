@@ -216,6 +216,7 @@ func (s *solve) plan() *Plan {
 		pl.Price += c.Price
 	}
 	pl.Relaxed = s.relaxed
+	pl.Repaired = s.repaired
 	pl.Guide = s.guideStats
 	if !s.opts.SkipBound {
 		pl.LowerBound, pl.Bound = s.lowerBound()

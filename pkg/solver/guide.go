@@ -217,7 +217,11 @@ func (s *solve) packProblem(classes []*class) (*bound.Problem, []packKind, []gui
 		listOf = append(listOf, li)
 		members = append(members, c)
 	}
-	rows, steps := aggregate(members, listOf, lists, prob.Types)
+	maxRows := maxGuideClasses
+	if s.guideRows > 0 {
+		maxRows = s.guideRows
+	}
+	rows, steps := aggregate(members, listOf, lists, prob.Types, maxRows)
 	s.guideStats = GuideStats{Classes: len(members), Rows: len(rows), GridSteps: steps, RoundingLoss: roundingLoss(rows)}
 	for i := range rows {
 		r := &rows[i]

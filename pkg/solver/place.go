@@ -31,6 +31,7 @@ func (s *solve) run() {
 			s.placeAll(c)
 		}
 	}
+	s.repair()
 	s.finalize()
 }
 

@@ -26,6 +26,8 @@ type Plan struct {
 	LowerBound float64
 	// Relaxed counts the pods placed only after dropping a preference.
 	Relaxed int
+	// Repaired counts the claims the repair after placing emptied, shrank or split (repair.go).
+	Repaired int
 	// Guide says what the guided packing did (zero when the plan is first-fit's alone).
 	Guide GuideStats
 	// Bound says how far the proof of LowerBound got (zero with SkipBound).

@@ -113,14 +113,37 @@ func prepareNodes(b *solve) *Prepared {
 //
 // Unless opts.NoGuide, a second solve places the packable pods by the LP's patterns (guide.go),
 // and the cheaper plan wins: the one that leaves fewer pods unschedulable, then the one with the
-// lower price, first-fit on a tie.
+// lower price, first-fit on a tie. Pods that split into independent parts (components.go) are
+// solved part by part, each part choosing its own plan, and the parts' plans are joined.
 func (p *Prepared) Solve(pods []*corev1.Pod, opts Options) (*Plan, error) {
 	s := p.instantiate(pods, opts)
+	if !opts.NoGuide {
+		if parts := s.components(); parts != nil {
+			plans := make([]*Plan, 0, len(parts))
+			base := 0
+			for _, part := range parts {
+				rows := max(minPartGuideRows, (maxGuideClasses*len(part)+len(pods)-1)/len(pods))
+				w := p.best(p.instantiate(part, opts), part, opts, base, rows)
+				base += len(w.claims)
+				plans = append(plans, w.plan())
+			}
+			return mergePlans(plans), nil
+		}
+	}
+	return p.best(s, pods, opts, 0, 0).plan(), nil
+}
+
+// best runs s, a fresh solve of pods, and unless opts.NoGuide a guided solve of the same pods,
+// and returns the better of the two, its claims' hostnames numbered from hostBase, the guide's
+// LP within guideRows rows (0: maxGuideClasses).
+func (p *Prepared) best(s *solve, pods []*corev1.Pod, opts Options, hostBase, guideRows int) *solve {
+	s.hostBase = hostBase
 	s.run()
 	// A plan that buys nothing and leaves nothing unscheduled cannot be improved on; a disruption
 	// simulation whose pods fit on the other nodes is that case, and the common one.
 	if !opts.NoGuide && (len(s.out) > 0 || len(s.unschedulable) > 0) && s.anyPackable() {
 		g := p.instantiate(pods, opts)
+		g.hostBase, g.guideRows = hostBase, guideRows
 		g.guided = true
 		g.run()
 		g.guideStats.Price = g.price()
@@ -132,7 +155,7 @@ func (p *Prepared) Solve(pods []*corev1.Pod, opts Options) (*Plan, error) {
 			s.guideStats = g.guideStats
 		}
 	}
-	return s.plan(), nil
+	return s
 }
 
 // instantiate starts a solve of pods on the prepared snapshot: fresh copies of everything a

@@ -41,6 +41,12 @@ type Options struct {
 	// NoGuide turns guided packing off: the solve is first-fit decreasing alone (the disruption
 	// loop's many small simulations gain little from it).
 	NoGuide bool
+	// NoRepair turns the repair after placing off (repair.go): the plan is first-fit's (or the
+	// guide's) as placed.
+	NoRepair bool
+	// repairLimit, when > 0, stops the repair after that many accepted moves (tests check the
+	// plan after every move).
+	repairLimit int
 	// ReservationsTaken counts, by reservation ID, slots already promised to claims the
 	// snapshot does not show yet (a disruption pass's committed replacements): the solve counts
 	// them off the reservations' remaining capacity.
@@ -93,9 +99,15 @@ type solve struct {
 	freeBuf    []scheduling.Resources
 	addedPorts [][]scheduling.HostPort
 	nHosts     int
-	cache      *compileCache
-	claims     []*newClaim
-	cidx       claimIndex
+	// hostBase numbers the placeholder hostnames of this solve's claims from hostBase on: the
+	// parts of a split solve (components.go) each take their own range.
+	hostBase int
+	// guideRows caps the guide's LP rows (0: maxGuideClasses); a part of a split solve takes
+	// its share, so that the parts' LPs together are no larger than the whole's.
+	guideRows int
+	cache     *compileCache
+	claims    []*newClaim
+	cidx      claimIndex
 	// demand[p] is what the pods not yet placed that pool p could hold ask for.
 	demand []scheduling.Resources
 	// room[p] is the free room of the claims of pool p opened so far, openClaims[p] their number.
@@ -110,11 +122,14 @@ type solve struct {
 	scratchBits scheduling.Bitset
 	optBuf      []option
 	altMemo     []altMemo // the latest alternatives compileAlt compiled (class.go)
+	// repairMoves and repairSplit are the repair's scratch (repair.go).
+	repairMoves, repairSplit []repairMove
 
 	out           []*Claim
 	placements    []Placement
 	unschedulable []Unschedulable
 	relaxed       int
+	repaired      int // moves the repair kept
 	guideStats    GuideStats
 }
 
@@ -301,4 +316,6 @@ func (s *solve) reservation(typeName string, o *catalog.Offering) int {
 	return len(s.reservations) - 1
 }
 
-func (s *solve) hostname(i int) string { return s.opts.HostnamePrefix + strconv.Itoa(i) }
+func (s *solve) hostname(i int) string {
+	return s.opts.HostnamePrefix + strconv.Itoa(s.hostBase+i)
+}
