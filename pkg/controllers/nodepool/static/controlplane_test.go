@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -206,10 +207,15 @@ func testDisrupted(t *testing.T, e *ctrltest.Env) {
 			old = nc
 		}
 	}
-	node := e.Node(t, nodes[0])
-	orig := node.DeepCopy()
-	node.Spec.Taints = append(node.Spec.Taints, apisv1.DisruptedNoScheduleTaint)
-	if err := e.Client.Patch(ctx, node, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	// The node's status moves on under the test (kubelet, lifecycle): taint the version read
+	// last, again on a conflict.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node := e.Node(t, nodes[0])
+		orig := node.DeepCopy()
+		node.Spec.Taints = append(node.Spec.Taints, apisv1.DisruptedNoScheduleTaint)
+		return e.Client.Patch(ctx, node, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	// The command creates its replacement only after the taint: in between, the pool must not
