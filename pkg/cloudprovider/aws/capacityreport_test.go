@@ -11,13 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/tenon-sh/tenon/internal/controlplane/testenv"
 	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
@@ -85,10 +82,7 @@ func testLifecycleRecordsTheOfferingsAFleetLaunchedAround(t *testing.T, api *api
 			t.Fatal(err)
 		}
 	}
-	mgr, err := ctrl.NewManager(api.cfg, manager.Options{
-		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	mgr, err := ctrl.NewManager(api.cfg, testenv.ManagerOptions(scheme))
 	if err != nil {
 		t.Fatal(err)
 	}

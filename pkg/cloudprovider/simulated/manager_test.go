@@ -7,13 +7,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/tenon-sh/tenon/internal/controlplane/testenv"
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated"
@@ -29,13 +26,7 @@ func reconcileRequest(name string) reconcile.Request {
 // the controller binary does: the SimNodeClass gets its status, and the manager's Kubelet
 // registers and removes the Node.
 func testManager(t *testing.T, e *env) {
-	mgr, err := ctrl.NewManager(e.cp.RESTConfig(), manager.Options{
-		Scheme:                 e.scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		// Controller names are registered process-wide; -count=N builds a manager per run.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	mgr, err := ctrl.NewManager(e.cp.RESTConfig(), testenv.ManagerOptions(e.scheme))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,9 +20,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/tenon-sh/tenon/internal/controlplane"
 	"github.com/tenon-sh/tenon/internal/controlplane/testenv"
@@ -98,10 +95,7 @@ func (d *deleted) has(name string) bool {
 // classes and claims are removed first.
 func (h *harness) start(t *testing.T, e *endpoint, d *deleted) {
 	t.Helper()
-	mgr, err := ctrl.NewManager(h.cp.RESTConfig(), manager.Options{
-		Scheme: h.scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	mgr, err := ctrl.NewManager(h.cp.RESTConfig(), testenv.ManagerOptions(h.scheme))
 	if err != nil {
 		t.Fatal(err)
 	}

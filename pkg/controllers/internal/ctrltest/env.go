@@ -11,10 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/tenon-sh/tenon/internal/controlplane"
 	"github.com/tenon-sh/tenon/internal/controlplane/testenv"
@@ -99,13 +97,9 @@ type Manager struct {
 // NodePool status controllers. It is stopped when t ends, or by Stop.
 func (e *Env) StartManager(t *testing.T, opts Options) *Manager {
 	t.Helper()
-	mgr, err := ctrl.NewManager(e.CP.RESTConfig(), manager.Options{
-		Scheme:                 e.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		// Controller names are registered process-wide; a test may run several managers.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true), RecoverPanic: ptr.To(true)},
-	})
+	mo := testenv.ManagerOptions(e.Scheme)
+	mo.Controller.RecoverPanic = ptr.To(true)
+	mgr, err := ctrl.NewManager(e.CP.RESTConfig(), mo)
 	if err != nil {
 		t.Fatal(err)
 	}
