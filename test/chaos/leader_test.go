@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -162,8 +165,9 @@ func (r *roles) get(c *controller) role {
 
 // Two `tenon controller` processes run with leader election on (an 8 s lease). Once the first
 // leads and has created a NodeClaim of the scale-up, the second starts as a standby; the leader
-// is SIGKILLed a seeded 0–1.5 s later, mid scale-up. The standby takes the lease within
-// takeoverBound of the kill and finishes the scale-up. At every scrape (100 ms) the two never
+// is SIGKILLed a seeded 0–1.5 s later, mid scale-up, and a pod that fits no node of the
+// workload's arrives. The standby takes the lease within takeoverBound of the kill, finishes
+// the scale-up and provisions that pod. At every scrape (100 ms) the two never
 // both lead and the one that does not lead has created no NodeClaim and launched or terminated
 // no instance; at every watcher sample no claim has two live instances; at the end no instance
 // leaked and every pod runs.
@@ -201,6 +205,9 @@ func TestLeaderHandOver(t *testing.T) {
 	}
 	a.kill()
 	killed := time.Now()
+	// Demand that arrives while nobody leads, and that only a new node can serve: whatever the
+	// first leader finished before its kill, the new one has a NodeClaim to create.
+	c.create(loner())
 	var takeover time.Duration
 	for {
 		ro, err := scrapeRole(b)
@@ -218,7 +225,8 @@ func TestLeaderHandOver(t *testing.T) {
 			takeover.Round(10*time.Millisecond), leaseDuration, retryPeriod, takeoverBound)
 	}
 
-	c.converge(total(replicas(pods, 1)), 10*time.Second, 6*time.Minute)
+	want := total(replicas(pods, 1)) + 1
+	c.converge(want, 10*time.Second, 6*time.Minute)
 	insts, claims := c.final(t, w)
 	stopRoles()
 	after := r.get(b)
@@ -231,7 +239,7 @@ func TestLeaderHandOver(t *testing.T) {
 		t.Errorf("neither leader's scrapes held a sample of %v: the metric is not what the controller exports", acting[0])
 	}
 	if after.acted == 0 {
-		t.Errorf("the new leader never acted: the scale-up was finished before the hand-over, so it was not tested")
+		t.Errorf("the new leader never acted: it did not provision the pod that arrived during the hand-over")
 	}
 	if transitions < 1 {
 		t.Errorf("the Lease records %d transitions, want at least 1", transitions)
@@ -247,7 +255,26 @@ func TestLeaderHandOver(t *testing.T) {
 	wr := w.report()
 	t.Logf("at the kill: %s", state)
 	t.Logf("chaos leader: seed %d, %d pods; lease %v, renew deadline %v, retry period %v; leader killed with %v actions done; standby took over in %v (bound %v), lease transitions %d",
-		s, total(replicas(pods, 1)), leaseDuration, renewDeadline, retryPeriod, beforeKill.acted, takeover.Round(10*time.Millisecond), takeoverBound, transitions)
+		s, want, leaseDuration, renewDeadline, retryPeriod, beforeKill.acted, takeover.Round(10*time.Millisecond), takeoverBound, transitions)
 	t.Logf("chaos leader: %d role scrapes (never two leaders, no action by a standby), new leader's actions %v; invariant checks %d samples (%d failed reads), peak %d nodes; end: %d instances, %d NodeClaims; duration %v",
 		r.scrapes, after.acted, wr.samples, wr.failed, wr.peakNodes, insts, claims, time.Since(began).Round(time.Second))
+}
+
+// loner is one pod that shares no node with the workload's pods (a required anti-affinity
+// to all of them), so that no node bought for the workload can hold it.
+func loner() *appsv1.Deployment {
+	d := deployment(shape{name: "loner", cpu: "500m", mem: "512Mi", pool: poolGeneral}, 1)
+	var apps []string
+	for _, s := range shapes {
+		apps = append(apps, s.name)
+	}
+	d.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			TopologyKey: corev1.LabelHostname,
+			LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: apps},
+			}},
+		}},
+	}}
+	return d
 }
