@@ -86,6 +86,10 @@ type Provisioner struct {
 	opts     Options
 	batcher  *Batcher
 	log      logr.Logger
+	// backoff is the wait before the batch retried after a failed one, doubled by each
+	// failure in a row up to BatchMax and cleared by a batch that succeeds (Start's goroutine
+	// alone uses it).
+	backoff time.Duration
 }
 
 // Deps are what the provisioner works with.
@@ -152,7 +156,12 @@ const ControllerName = "provisioning"
 
 // Start provisions batch after batch until ctx ends. Pods pending when it starts get a batch.
 // A batch that panics is skipped (see package recovery): a ControllerPanic event goes to every
-// NodePool, and another batch is triggered BatchMax later for the pods it left pending.
+// NodePool, and another batch is triggered BatchMax later for the pods it left pending. A batch
+// that fails otherwise (a NodePool's instance types or other objects could not be read, so
+// that its pods may have been left unplanned for want of them, or a NodeClaim could not be
+// created) is retried after a backoff: BatchIdle, doubled by each failure in a row up to
+// BatchMax. Without the retry, pods a transient error left pending would wait for an unrelated
+// change to the cluster.
 func (p *Provisioner) Start(ctx context.Context) error {
 	ctx = metrics.WithController(ctx, controllerLabel) // Karpenter's name for this loop
 	p.Trigger()
@@ -164,22 +173,26 @@ func (p *Provisioner) Start(ctx context.Context) error {
 		var perr *recovery.PanicError
 		if errors.As(err, &perr) {
 			recovery.Record(p.recorder, perr, p.cluster.NodePools()...)
-			p.retryLater(ctx)
+			p.retryAfter(ctx, p.opts.BatchMax)
 			continue
 		}
-		if err != nil && ctx.Err() == nil {
-			p.log.Error(err, "provisioning failed")
+		if err == nil || ctx.Err() != nil {
+			p.backoff = 0
+			continue
 		}
+		p.backoff = min(max(2*p.backoff, p.opts.BatchIdle), p.opts.BatchMax)
+		p.log.Error(err, "provisioning failed; retrying", "after", p.backoff.String())
+		p.retryAfter(ctx, p.backoff)
 	}
 	return nil
 }
 
-// retryLater triggers a batch BatchMax from now, unless ctx ends first.
-func (p *Provisioner) retryLater(ctx context.Context) {
+// retryAfter triggers a batch d from now, unless ctx ends first.
+func (p *Provisioner) retryAfter(ctx context.Context, d time.Duration) {
 	go func() {
 		select {
 		case <-ctx.Done():
-		case <-p.clock.After(p.opts.BatchMax):
+		case <-p.clock.After(d):
 			p.Trigger()
 		}
 	}()
@@ -199,7 +212,8 @@ type Result struct {
 }
 
 // Schedule provisions for the pods pending now: it validates them, solves, creates NodeClaims,
-// nominates, and records events.
+// nominates, and records events. Its error says what could not be read (the batch was planned
+// with the rest) or created; the caller retries the batch.
 func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 	start := p.clock.Now()
 	res := &Result{}
@@ -213,9 +227,9 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 		res.Invalid++
 		p.recorder.Eventf(r.Pod, corev1.EventTypeWarning, EventFailedValidation, "tenon cannot plan for this pod: %v", r.Err)
 	}
-	view, err := p.source.Snapshot(ctx, pools)
-	if err != nil {
-		p.log.Error(err, "some objects could not be read; planning with the rest")
+	view, readErr := p.source.Snapshot(ctx, pools)
+	if readErr != nil {
+		readErr = fmt.Errorf("some objects could not be read; planned with the rest: %w", readErr)
 	}
 	snap := view.Snapshot
 	snap.Pods = pods
@@ -234,6 +248,7 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 	}
 
 	res.Claims, err = p.createClaims(ctx, plan, pools)
+	err = errors.Join(readErr, err)
 	res.Created = p.clock.Since(start) - res.Solved
 	for _, pl := range plan.Placements {
 		p.cluster.Nominate(pl.Node)

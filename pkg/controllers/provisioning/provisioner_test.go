@@ -2,7 +2,9 @@ package provisioning
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +21,8 @@ import (
 
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated"
 	"github.com/tenon-sh/tenon/pkg/state"
 )
@@ -161,5 +165,71 @@ func TestScheduleWithNothingPendingDoesNothing(t *testing.T) {
 	}
 	if ev := events(rec); len(ev) != 0 {
 		t.Errorf("events %v; want none", ev)
+	}
+}
+
+// failingTypes is a cloud whose instance types cannot be read the first fails times.
+type failingTypes struct {
+	cloudprovider.CloudProvider
+	mu    sync.Mutex
+	fails int
+}
+
+func (f *failingTypes) GetInstanceTypes(ctx context.Context, np *apisv1.NodePool) ([]*catalog.InstanceType, error) {
+	f.mu.Lock()
+	failing := f.fails > 0
+	f.fails--
+	f.mu.Unlock()
+	if failing {
+		return nil, errors.New("UnauthorizedOperation: You are not authorized to perform this operation: DescribeInstanceTypes")
+	}
+	return f.CloudProvider.GetInstanceTypes(ctx, np)
+}
+
+// A batch whose NodePool's instance types could not be read (a refused or failed call) leaves
+// its pods unplanned; the provisioner retries it after a backoff, with no other change to the
+// cluster to trigger it, and the retry creates the NodeClaim.
+func TestAFailedBatchIsRetried(t *testing.T) {
+	p, _ := provisioner(t, pendingPod("web"))
+	flaky := &failingTypes{CloudProvider: p.source.Cloud, fails: 2}
+	p.source.Cloud = flaky
+	clk := p.clock.(*clocktesting.FakeClock)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Start(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	claims := func() int {
+		var l apisv1.NodeClaimList
+		if err := p.kube.List(ctx, &l); err != nil {
+			t.Fatal(err)
+		}
+		return len(l.Items)
+	}
+	// Virtual time passes in steps of 100 ms, each once the provisioner waits on the clock
+	// again, for at most a minute: the two failures back off 1 s and 2 s.
+	var waited time.Duration
+	for claims() == 0 {
+		if waited > time.Minute {
+			flaky.mu.Lock()
+			left := flaky.fails
+			flaky.mu.Unlock()
+			t.Fatalf("no NodeClaim %v after the batch failed (failures left %d): the failed batch was not retried", waited, max(left, 0))
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for !clk.HasWaiters() && claims() == 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("the provisioner neither waits on its clock nor created a NodeClaim")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		clk.Step(100 * time.Millisecond)
+		waited += 100 * time.Millisecond
+		time.Sleep(2 * time.Millisecond)
+	}
+	if waited > 10*time.Second {
+		t.Errorf("the NodeClaim came %v after the first batch; two failures back off 1 s + 2 s", waited)
 	}
 }
