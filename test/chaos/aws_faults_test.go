@@ -46,10 +46,10 @@ type awsEndpoint struct {
 	calls    int
 	injected map[string]int // by kind
 
-	// CreateFleet requests made under faults, the lost-response faults injected for them and
-	// those faults' indices in the endpoint's list (for their hits).
-	fleetCalls, fleetLost int
-	fleetLostAt           []int
+	// CreateFleet requests made under faults, the lost-response and access-denied faults
+	// injected for them and those faults' indices in the endpoint's list (for their hits).
+	fleetCalls, fleetLost, fleetDenied int
+	fleetLostAt, fleetDeniedAt         []int
 }
 
 // The kinds of fault the endpoint is made to answer with.
@@ -61,11 +61,16 @@ var awsFaultKinds = []struct {
 	{"5xx", awsapi.FaultServerError},
 	{"slow", awsapi.FaultSlow},
 	{"lost", awsapi.FaultLostResponse},
+	{"denied", awsapi.FaultAccessDenied},
 }
 
 // fleetLostRate is the fraction of CreateFleet requests made under faults whose answer is
 // lost (twice the fault rate, at most 0.6), instead of the faults other requests draw: a
-// launch whose answer never came is the fault that could launch a claim twice.
+// launch whose answer never came is the fault that could launch a claim twice. Of the others,
+// the fault rate are refused as unauthorized (EC2's UnauthorizedOperation, as when the
+// controller's IAM policy lacks ec2:CreateFleet or a condition of it), the one definitive
+// error a launch meets that says nothing about capacity: it must fail the launch without
+// marking any offering unavailable.
 func fleetLostRate(rate float64) float64 { return min(2*rate, 0.6) }
 
 func startAWSEndpoint(t *testing.T, seed int64, rate float64) *awsEndpoint {
@@ -128,6 +133,10 @@ func (e *awsEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				e.fleetLostAt = append(e.fleetLostAt, len(e.server.FaultHits()))
 				e.server.InjectFault(awsapi.Fault{Service: awsapi.ServiceEC2, Action: "CreateFleet", Kind: awsapi.FaultLostResponse, Count: 1})
 				e.fleetLost++
+			} else if e.fleetDenied == 0 || e.rng.Float64() < e.rate {
+				e.fleetDeniedAt = append(e.fleetDeniedAt, len(e.server.FaultHits()))
+				e.server.InjectFault(awsapi.Fault{Service: awsapi.ServiceEC2, Action: "CreateFleet", Kind: awsapi.FaultAccessDenied, Count: 1})
+				e.fleetDenied++
 			}
 		case e.on && e.rng.Float64() < e.rate:
 			k := awsFaultKinds[e.rng.IntN(len(awsFaultKinds))]
@@ -176,7 +185,7 @@ func (e *awsEndpoint) summary() (calls, injected, hit int, by string) {
 	for _, h := range e.server.FaultHits() {
 		hit += h
 	}
-	injected += e.fleetLost
+	injected += e.fleetLost + e.fleetDenied
 	var parts []string
 	for _, k := range awsFaultKinds {
 		injected += e.injected[k.name]
@@ -186,15 +195,19 @@ func (e *awsEndpoint) summary() (calls, injected, hit int, by string) {
 }
 
 // fleetSummary returns the CreateFleet requests made under faults, the lost-answer faults
-// injected for them and how many of those met a request.
-func (e *awsEndpoint) fleetSummary() (calls, lost, hit int) {
+// injected for them and how many of those met a request, and the same for the access-denied
+// faults.
+func (e *awsEndpoint) fleetSummary() (calls, lost, lostHit, denied, deniedHit int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	hits := e.server.FaultHits()
 	for _, i := range e.fleetLostAt {
-		hit += hits[i]
+		lostHit += hits[i]
 	}
-	return e.fleetCalls, e.fleetLost, hit
+	for _, i := range e.fleetDeniedAt {
+		deniedHit += hits[i]
+	}
+	return e.fleetCalls, e.fleetLost, lostHit, e.fleetDenied, deniedHit
 }
 
 // live returns the endpoint's pending and running instances by the NodeClaim they are tagged
@@ -440,7 +453,7 @@ func TestAWSCloudFaults(t *testing.T) {
 	}
 	errMetric := metricOrNone(ctl, `reason="error"`)
 	calls, injected, hit, by := e.summary()
-	fleetCalls, fleetLost, fleetLostHit := e.fleetSummary()
+	fleetCalls, fleetLost, fleetLostHit, fleetDenied, fleetDeniedHit := e.fleetSummary()
 	e.faults(false)
 	setICE(false)
 	ctl.kill()
@@ -490,6 +503,9 @@ func TestAWSCloudFaults(t *testing.T) {
 	if fleetLostHit == 0 {
 		t.Errorf("no CreateFleet answer was lost (%d CreateFleet calls under faults, %d lost-answer faults injected)", fleetCalls, fleetLost)
 	}
+	if fleetDeniedHit == 0 {
+		t.Errorf("no CreateFleet was refused as unauthorized (%d CreateFleet calls under faults, %d access-denied faults injected)", fleetCalls, fleetDenied)
+	}
 	if crashed := ctl.crashed(); len(crashed) > 0 {
 		t.Errorf("the controller exited by itself: %v", crashed)
 	}
@@ -498,9 +514,9 @@ func TestAWSCloudFaults(t *testing.T) {
 		iceList = append(iceList, o)
 	}
 	sort.Strings(iceList)
-	t.Logf("chaos aws faults: seed %d, %d pods up then %d; ICE offerings %v; endpoint calls %d, faults injected %d (%s, %d lost CreateFleet), requests hit %d",
-		s, total(up), total(down), iceList, calls, injected, by, fleetLost, hit)
-	t.Logf("chaos aws faults: CreateFleet under faults %d calls, %d answers lost (served, then a 500)", fleetCalls, fleetLostHit)
+	t.Logf("chaos aws faults: seed %d, %d pods up then %d; ICE offerings %v; endpoint calls %d, faults injected %d (%s, %d lost CreateFleet, %d denied CreateFleet), requests hit %d",
+		s, total(up), total(down), iceList, calls, injected, by, fleetLost, fleetDenied, hit)
+	t.Logf("chaos aws faults: CreateFleet under faults %d calls, %d answers lost (served, then a 500), %d refused (UnauthorizedOperation)", fleetCalls, fleetLostHit, fleetDeniedHit)
 	var types []string
 	for typ, n := range aw.types {
 		types = append(types, fmt.Sprintf("%s×%d", typ, n))
@@ -514,8 +530,10 @@ func TestAWSCloudFaults(t *testing.T) {
 }
 
 func (c *cluster) awsState(e *awsEndpoint, want int) string {
-	_, s := c.awsSettled(e, want)
-	return s
+	if ok, s := c.awsSettled(e, want); !ok {
+		return s
+	}
+	return "settled"
 }
 
 // metricOrNone is the launch-failure counter's samples matching label, or "none" while the

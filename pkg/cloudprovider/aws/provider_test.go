@@ -21,6 +21,7 @@ import (
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws/instance"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/awsapi"
 )
 
 // TestProvider runs the provider's tests on one API server; each subtest has its own endpoint.
@@ -41,6 +42,7 @@ func TestProvider(t *testing.T) {
 	t.Run("AFleetReportsTheOfferingsItLaunchedAround", func(t *testing.T) { testFleetReportsTheOfferingsItLaunchedAround(t, newEnv(t, api)) })
 	t.Run("TheLifecycleRecordsTheOfferingsAFleetLaunchedAround", func(t *testing.T) { testLifecycleRecordsTheOfferingsAFleetLaunchedAround(t, api) })
 	t.Run("ALostCreateFleetAnswerLaunchesOnce", func(t *testing.T) { testLostCreateFleet(t, newEnv(t, api)) })
+	t.Run("AnUnauthorizedCreateFleetFailsTheLaunchAndMarksNoOffering", func(t *testing.T) { testUnauthorizedCreateFleet(t, newEnv(t, api)) })
 }
 
 func testCreate(t *testing.T, e *env) {
@@ -204,6 +206,43 @@ func testICE(t *testing.T, e *env) {
 		req(apisv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, apisv1.CapacityTypeOnDemand)))
 	if err != nil || out.Labels[corev1.LabelInstanceTypeStable] != "m5.xlarge" {
 		t.Fatalf("wider claim: %v, %v", out.Labels[corev1.LabelInstanceTypeStable], err)
+	}
+}
+
+// testUnauthorizedCreateFleet: a CreateFleet refused for the caller's policy (EC2's
+// UnauthorizedOperation) fails the launch with an error that names the refusal, launches
+// nothing, and says nothing about capacity: no offering is marked unavailable, so that the
+// claim launches on the same offerings once the policy allows it.
+func testUnauthorizedCreateFleet(t *testing.T, e *env) {
+	e.nodeClass(t, "denied", nil)
+	reqs := []apisv1.NodeSelectorRequirementWithMinValues{
+		req(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, "m5.large", "m5.xlarge"),
+		req(apisv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, apisv1.CapacityTypeOnDemand),
+	}
+	refusal := len(e.Server.FaultHits())
+	e.Server.InjectFault(awsapi.Fault{Service: awsapi.ServiceEC2, Action: "CreateFleet", Kind: awsapi.FaultAccessDenied})
+	fleets := func() int { return e.Server.FaultHits()[refusal] } // the CreateFleet calls refused
+	_, err := e.p.Create(ctx, claim("denied-1", "denied", reqs...))
+	if err == nil || !strings.Contains(err.Error(), "UnauthorizedOperation") {
+		t.Fatalf("err = %v, want an error naming UnauthorizedOperation", err)
+	}
+	if cloudprovider.IsInsufficientCapacity(err) {
+		t.Errorf("an access-denied launch reported as insufficient capacity: %v", err)
+	}
+	if n := e.unavailable.Len(); n != 0 {
+		t.Errorf("%d offerings marked unavailable for an access-denied launch", n)
+	}
+	if n := len(e.Server.Instances()); n != 0 {
+		t.Errorf("%d instances launched by a refused CreateFleet", n)
+	}
+	if n := fleets(); n != 1 {
+		t.Errorf("%d CreateFleet calls, want 1: a refusal is not retried", n)
+	}
+	// Allowed again, the same claim launches on the offerings it asked for.
+	e.Server.ClearFaults()
+	out, err := e.p.Create(ctx, claim("denied-1", "denied", reqs...))
+	if err != nil || out.Labels[corev1.LabelInstanceTypeStable] != "m5.large" {
+		t.Fatalf("after the refusal: %v, %v; want m5.large", out.Labels[corev1.LabelInstanceTypeStable], err)
 	}
 }
 
