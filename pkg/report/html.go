@@ -86,8 +86,8 @@ func writeCost(b *strings.Builder, rep *sim.Report) {
 	b.WriteString(barChart(bars, dollars))
 	b.WriteString(`<p class="muted">The lower bound is, at every instant, the cheapest fractional fleet that covers the pods then running had every job started at its submission (a linear program per change point), integrated over time. No fleet that runs the workload can cost less.</p>`)
 	for _, p := range rep.Policies {
-		if p.PodsNeverStarted > 0 {
-			fmt.Fprintf(b, "<p><b>%s</b>: %s pods never ran, so its cost is not comparable with the bound.</p>", html.EscapeString(p.Policy), thousands(int64(p.PodsNeverStarted)))
+		if held := p.PodsNeverStarted - p.PodsUnplaceable; held > 0 {
+			fmt.Fprintf(b, "<p><b>%s</b>: %s pods that some instance type holds never ran (NodePool limits, or capacity it could not buy), so its cost is not comparable with the bound.</p>", html.EscapeString(p.Policy), thousands(int64(held)))
 		}
 	}
 }

@@ -19,11 +19,11 @@ func sample() *sim.Report {
 			Skipped: []sim.SkipCount{{Reason: sim.SkipGPUType, Count: 3, FirstLine: 17, Example: `"P100" is not sold`}}, NodePools: []string{"gpu"}},
 		Settings: sim.Settings{Seed: 9, BootDelay: "fixed:45s", Spot: "advisor", Scheduler: "least-allocated", Batch: "idle 1s, max 10s", PassSeconds: 10},
 		Policies: []*sim.PolicyResult{
-			{Policy: sim.PolicyTenon, CostUSD: 1100, PodsSubmitted: 2345, PodsStarted: 2345, PendingP50Seconds: 70, PendingP99Seconds: 100,
+			{Policy: sim.PolicyTenon, CostUSD: 1100, PodsSubmitted: 2345, PodsStarted: 2343, PodsNeverStarted: 2, PodsUnplaceable: 2, PendingP50Seconds: 70, PendingP99Seconds: 100,
 				NodesLaunched: 40, NodesDisrupted: map[sim.Reason]int{sim.ReasonEmpty: 30, sim.ReasonUnderutilized: 9}, PodsEvicted: 12,
 				SavingsPerHour: 6, EvictionsPerDollar: 2, StrandedGPUHours: 50, Utilisation: sim.Utilisation{CPU: .6, Memory: .3, GPU: .9},
 				Series: series(10), TypeMix: []sim.TypeUse{{Type: "p3.8xlarge", CapacityType: "spot", Nodes: 4, Hours: 90, CostUSD: 700}, {Type: "g4dn.xlarge", CapacityType: "spot", Nodes: 36, Hours: 2000, CostUSD: 400}}},
-			{Policy: sim.PolicyKarpenter, CostUSD: 1900, PodsSubmitted: 2345, PodsStarted: 2340, PodsNeverStarted: 5, Series: series(20)},
+			{Policy: sim.PolicyKarpenter, CostUSD: 1900, PodsSubmitted: 2345, PodsStarted: 2338, PodsNeverStarted: 7, PodsUnplaceable: 2, Series: series(20)},
 		},
 		Bound:       &sim.BoundResult{CostUSD: 1000, StepSeconds: 3600, CostPerHour: []float64{9, 18, 9}},
 		Assumptions: []string{"pods <script>alert(1)</script> are escaped"},
@@ -52,7 +52,7 @@ func TestWriteHTMLIsSelfContained(t *testing.T) {
 	if n := strings.Count(page, "xmlns=\"http://www.w3.org/2000/svg\""); n != strings.Count(page, "http://") {
 		t.Errorf("http:// appears outside SVG namespaces")
 	}
-	for _, want := range []string{"<svg", "tenon", "karpenter-like", "lower bound", "1.100×", "$1,100", "p3.8xlarge spot", "&lt;test&gt;", "P100", "5 pods never ran", "Allocated ÷ provisioned GPU"} {
+	for _, want := range []string{"<svg", "tenon", "karpenter-like", "lower bound", "1.100×", "$1,100", "p3.8xlarge spot", "&lt;test&gt;", "P100", "5 pods that some instance type holds never ran", "Allocated ÷ provisioned GPU"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}
@@ -87,9 +87,13 @@ func TestWriteSummary(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{"1,234 jobs (2,345 pods) over 3.0 days", "tenon", "$1,100", "1.100×", "1.900×", "bound", "1.2m / 1.7m", "60% 30% 90%",
-		"karpenter-like: 5 pods never ran", "unknown GPU type: 3 (first on line 17", "escaped"} {
+		"karpenter-like: 5 pods that some instance type holds never ran", "unknown GPU type: 3 (first on line 17", "escaped"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the summary lacks %q:\n%s", want, out)
 		}
+	}
+	// tenon's only pods that never ran fit no instance type: its cost stays comparable.
+	if strings.Contains(out, "tenon: ") {
+		t.Errorf("the summary calls tenon's cost not comparable for pods no instance type holds:\n%s", out)
 	}
 }

@@ -35,8 +35,8 @@ func WriteSummary(w io.Writer, rep *sim.Report) error {
 		fmt.Fprintf(w, "\n%s pods fit no instance type of any NodePool: no policy can run them and the bound leaves them out\n", thousands(int64(rep.Bound.UnplaceablePods)))
 	}
 	for _, p := range rep.Policies {
-		if p.PodsNeverStarted > 0 {
-			fmt.Fprintf(w, "%s: %s pods never ran (limits, or no instance type holds them): its cost is not comparable with the bound\n", p.Policy, thousands(int64(p.PodsNeverStarted)))
+		if held := p.PodsNeverStarted - p.PodsUnplaceable; held > 0 {
+			fmt.Fprintf(w, "%s: %s pods that some instance type holds never ran (NodePool limits, or capacity it could not buy): its cost is not comparable with the bound\n", p.Policy, thousands(int64(held)))
 		}
 	}
 	if len(in.Skipped) > 0 {

@@ -71,7 +71,9 @@ func LowerBound(env *Env, until time.Duration, buckets int) *BoundResult {
 	for _, j := range w.Jobs {
 		c := classOf[j.Shape]
 		if c < 0 {
-			res.UnplaceablePods += j.Replicas
+			if !env.placeable(j.Shape) {
+				res.UnplaceablePods += j.Replicas // else it requests nothing the bound counts
+			}
 			continue
 		}
 		d := int64(j.Replicas) * mult[j.Shape]
@@ -309,6 +311,48 @@ func perUnit(types []bound.Type, idx []int, unit scheduling.Resources) float64 {
 }
 
 // admitsType reports whether a shape may run on a type of a pool (taints and labels).
+// placeableShapes tells, for each shape of the workload, whether some instance type of some
+// pool could ever hold one of its pods: the pool's taints tolerated, the pool's and the type's
+// requirements compatible with the pod's, and its requests (the pods slot aside) within the
+// type's allocatable less the DaemonSets of some usable offering the pool allows. It errs
+// towards placeable (offering-level constraints of the pod are not checked): a shape it calls
+// unplaceable is one no policy can ever run.
+func placeableShapes(env *Env) []bool {
+	w := env.Workload
+	out := make([]bool, len(w.Shapes))
+	for _, p := range env.Pools {
+		q := catalog.NewQuery(p.Solver.Requirements)
+		for _, it := range p.Types {
+			room := it.Allocatable()
+			var caps []scheduling.Resources
+			for oi := range it.Offerings {
+				o := &it.Offerings[oi]
+				if !o.Usable() || !q.OfferingMatches(o) {
+					continue
+				}
+				c := room.Sub(daemonRequests(env, p, it.NodeLabels(o)))
+				c[scheduling.Pods] = 0
+				caps = append(caps, c)
+			}
+			if len(caps) == 0 {
+				continue
+			}
+			for s := range w.Shapes {
+				if out[s] {
+					continue
+				}
+				demand := w.Shapes[s].Requests
+				demand[scheduling.Pods] = 0
+				if !slices.ContainsFunc(caps, func(c scheduling.Resources) bool { return demand.Fits(&c) }) {
+					continue
+				}
+				out[s] = admitsType(env, p.Index, s, it)
+			}
+		}
+	}
+	return out
+}
+
 func admitsType(env *Env, pool, shape int, it *catalog.InstanceType) bool {
 	sh := &env.Workload.Shapes[shape]
 	p := env.Pools[pool]

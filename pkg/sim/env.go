@@ -5,6 +5,7 @@ import (
 	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,6 +41,18 @@ type Env struct {
 	// dynamic is set when some class limits capacity (capacity pools, reservations): what the
 	// cloud sells then changes as instances come and go.
 	dynamic bool
+
+	// placeableOnce computes placeableShape, by shape: whether any instance type of any pool
+	// could hold its pods (placeableShapes).
+	placeableOnce  sync.Once
+	placeableShape []bool
+}
+
+// placeable reports whether some instance type of some pool could hold a pod of the shape.
+// Runs of several policies share the answer.
+func (env *Env) placeable(shape int) bool {
+	env.placeableOnce.Do(func() { env.placeableShape = placeableShapes(env) })
+	return env.placeableShape[shape]
 }
 
 // Pool is a NodePool as the simulation uses it.

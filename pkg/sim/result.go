@@ -14,7 +14,9 @@ type PolicyResult struct {
 	// CostUSD is what the instances cost from their launch until they were terminated (or
 	// until the run ended).
 	CostUSD float64 `json:"costUSD"`
-	// EndHours is the virtual time the run ended: the last pod finished, or Options.Until.
+	// EndHours is the virtual time the run ended: the last pod finished, or Options.Until, or,
+	// when the pods left could never start, the moment that was clear (an hour after it
+	// stalled if nodes were still up, for the policy to take them away).
 	EndHours float64 `json:"endHours"`
 
 	PodsSubmitted int `json:"podsSubmitted"`
@@ -23,6 +25,10 @@ type PolicyResult struct {
 	// the end.
 	PodsNeverStarted int `json:"podsNeverStarted"`
 	PodsUnfinished   int `json:"podsUnfinished"`
+	// PodsUnplaceable are the pods of PodsNeverStarted that no instance type of any NodePool
+	// can hold (the bound leaves them out too); the others were held back (limits, capacity
+	// that could not be bought) until the run ended.
+	PodsUnplaceable int `json:"podsUnplaceable"`
 	// Pending time: from a pod's submission to its first start, over the pods that started.
 	PendingP50Seconds float64 `json:"pendingP50Seconds"`
 	PendingP99Seconds float64 `json:"pendingP99Seconds"`
@@ -87,6 +93,7 @@ func (r *run) finish() *PolicyResult {
 		PodsEvicted: m.evict, CommandEvictions: m.cmdEv, SavingsPerHour: m.saved,
 		GPUHoursPaid: m.gpuH[0], GPUHoursUsed: m.gpuH[1], StrandedGPUHours: m.gpuH[0] - m.gpuH[1],
 		TypeMix: m.typeMix(), Stats: r.stats, Assumptions: r.policy.Assumptions,
+		PodsUnplaceable: r.unplaceable,
 	}
 	for k, v := range res.Commands {
 		if v == 0 {

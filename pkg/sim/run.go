@@ -57,7 +57,17 @@ type run struct {
 	met      *metrics
 	stats    Stats
 	progress int // last progress percentage reported
+	// unplaceable counts the pods submitted that no instance type of any pool can hold: they
+	// never enter the pending queue.
+	unplaceable int
 }
+
+// settleGrace is how long a replay goes on once it has stalled (every job submitted, no pod
+// running, nominated or in a batch, no node launching, and the pods left pending refused by
+// the provisioner at the capacity there is) while nodes are still up: time for the policy to
+// take the idle nodes away, which may let NodePool limits admit the pods left. A replay that
+// stalls with no node up ends at once.
+const settleGrace = time.Hour
 
 // Stats count what a run did.
 type Stats struct {
@@ -141,8 +151,13 @@ func (r *run) simulate() *PolicyResult {
 		r.q.push(event{at: w.End, kind: evEnd})
 	}
 	until := r.opts.Until
+	stalled, stalledSince := false, time.Duration(-1)
 	for r.q.len() > 0 {
 		if until > 0 && r.q.peek() > until {
+			break
+		}
+		if stalledSince >= 0 && r.q.peek() > stalledSince+settleGrace {
+			stalled = true
 			break
 		}
 		e := r.q.pop()
@@ -150,16 +165,62 @@ func (r *run) simulate() *PolicyResult {
 		r.now = e.at
 		r.stats.Events++
 		r.handle(e)
-		if r.nextJob == len(w.Jobs) && r.active == 0 {
+		if r.nextJob < len(w.Jobs) {
+			continue
+		}
+		if r.active == 0 {
 			break
 		}
+		// Every job is in: once the pods left can never start, the replay is over (its
+		// queue may still hold events far ahead, such as the interruption notices drawn at
+		// each launch).
+		if !r.stalled() {
+			stalledSince = -1
+			continue
+		}
+		if len(r.alive) == 0 {
+			stalled = true
+			break
+		}
+		if stalledSince < 0 {
+			stalledSince = r.now
+		}
 	}
-	if until > 0 && r.now < until && (r.nextJob < len(w.Jobs) || r.active > 0) {
+	if stalled && stalledSince >= 0 {
+		// The idle nodes left up through the grace are billed until it ends.
+		r.met.advance(stalledSince + settleGrace)
+		r.now = stalledSince + settleGrace
+	}
+	if until > 0 && r.now < until && !stalled && (r.nextJob < len(w.Jobs) || r.active > 0) {
 		r.met.advance(until)
 		r.now = until
 	}
 	r.report(100)
 	return r.finish()
+}
+
+// stalled reports whether nothing is left to happen to the pods: none running or nominated,
+// no batch or scan to come, no node launching, and every pending pod refused by the
+// provisioner at the capacity there is now. Pods pending that the provisioner has not been
+// offered since the capacity last changed get a batch (and the run is not stalled yet).
+func (r *run) stalled() bool {
+	if r.active != r.pend.size || r.batchOpen || r.scanAt >= 0 {
+		return false
+	}
+	for _, id := range r.alive {
+		if r.nodes[id].State == NodeLaunching {
+			return false
+		}
+	}
+	for s, es := range r.pend.q {
+		for i := r.pend.headIdx[s]; i < len(es); i++ {
+			if e := &es[i]; r.pend.valid(r, e) && r.pods[e.id].stuck != r.capEpoch+1 {
+				r.trigger()
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (r *run) handle(e event) {
@@ -199,9 +260,14 @@ func (r *run) handle(e event) {
 func (r *run) arrive(j int) {
 	w := r.env.Workload
 	job := &w.Jobs[j]
+	placeable := r.env.placeable(job.Shape)
 	for id := r.firstPod[j]; id < r.firstPod[j+1]; id++ {
 		p := &r.pods[id]
 		p.Submitted = r.now
+		if !placeable {
+			r.unplaceable++ // no policy can run it: it never waits for capacity
+			continue
+		}
 		p.Work = job.Duration
 		if job.Duration == Forever {
 			p.Work = -1
