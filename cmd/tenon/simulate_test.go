@@ -70,3 +70,42 @@ func TestSimulateReportsBadRows(t *testing.T) {
 		t.Errorf("got %v, want a --boot-delay error", err)
 	}
 }
+
+// A trace replayed with no -f gets a GPU pool and a CPU pool: its CPU-only jobs run (before,
+// the default was one tainted GPU pool, and they never ran), and with nothing left that cannot
+// run, every policy's cost is comparable with the bound.
+func TestSimulateTraceDefaultsRunCPUJobsToo(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "trace.csv")
+	rows := "submit_s,duration_s,replicas,cpu_milli,memory_mib,gpu,gpu_type\n0,3600,2,,,1,\n60,1800,3,2000,4096,0,\n120,600,1,500,512,0,\n"
+	if err := os.WriteFile(trace, []byte(rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	js := filepath.Join(dir, "r.json")
+	out, err := runTenon(t, "simulate", "--trace", trace, "--out", "", "--json", js, "--spot-interruptions", "none")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if strings.Contains(out, "not comparable") || strings.Contains(out, "fit no instance type") {
+		t.Errorf("every pod of the trace can run on the default NodePools:\n%s", out)
+	}
+	data, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep sim.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Input.NodePools) != 2 {
+		t.Errorf("default NodePools %v; want a GPU pool and a CPU pool", rep.Input.NodePools)
+	}
+	for _, p := range rep.Policies {
+		if p.PodsStarted != 6 || p.PodsNeverStarted != 0 {
+			t.Errorf("%s: %d of 6 pods started, %d never", p.Policy, p.PodsStarted, p.PodsNeverStarted)
+		}
+		if p.EndHours > 2.5 {
+			t.Errorf("%s: the replay of a 1-hour trace ended at %.2f h", p.Policy, p.EndHours)
+		}
+	}
+}
