@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
@@ -170,9 +171,52 @@ func (w *watcher) sample(ctx context.Context) {
 			continue
 		}
 		if s.CurrentHealthy < s.DesiredHealthy {
-			w.violate("PDB %s: %d healthy pods of %d, %d desired (minAvailable %s)", p.Name, s.CurrentHealthy, s.ExpectedPods, s.DesiredHealthy, p.Spec.MinAvailable.String())
+			w.violate("PDB %s: %d healthy pods of %d, %d desired (minAvailable %s); its pods: %s", p.Name, s.CurrentHealthy, s.ExpectedPods, s.DesiredHealthy, p.Spec.MinAvailable.String(), w.podsOf(ctx, p.Spec.Selector.MatchLabels, byName))
 		}
 	}
+}
+
+// podsOf describes the pods a PDB selects that are not Ready, with their node and its state,
+// so that a broken PDB says which pods went and why.
+func (w *watcher) podsOf(ctx context.Context, labels map[string]string, nodes map[string]*corev1.Node) string {
+	var pods corev1.PodList
+	if err := w.c.kube.List(ctx, &pods, client.InNamespace("default"), client.MatchingLabels(labels)); err != nil {
+		return "listing them: " + err.Error()
+	}
+	ready, out := 0, []string{}
+	for _, p := range pods.Items {
+		ok := p.DeletionTimestamp == nil
+		cond := "no Ready condition"
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady {
+				ok = ok && c.Status == corev1.ConditionTrue
+				cond = fmt.Sprintf("Ready=%s since %s (%s)", c.Status, c.LastTransitionTime.Format("15:04:05"), c.Reason)
+			}
+		}
+		if ok {
+			ready++
+			continue
+		}
+		node := "unbound"
+		if n := nodes[p.Spec.NodeName]; n != nil {
+			node = p.Spec.NodeName
+			if n.DeletionTimestamp != nil {
+				node += " (being deleted)"
+			}
+			if tainted(n) {
+				node += " (tainted disrupted)"
+			}
+		} else if p.Spec.NodeName != "" {
+			node = p.Spec.NodeName + " (gone)"
+		}
+		del := ""
+		if p.DeletionTimestamp != nil {
+			del = " deleting since " + p.DeletionTimestamp.Format("15:04:05")
+		}
+		out = append(out, fmt.Sprintf("%s created %s on %s, %s, %s%s", p.Name, p.CreationTimestamp.Format("15:04:05"), node, p.Status.Phase, cond, del))
+	}
+	sort.Strings(out)
+	return fmt.Sprintf("%d of %d Ready; %v", ready, len(pods.Items), out)
 }
 
 // report is what the watcher saw.
