@@ -266,7 +266,7 @@ func readTraceWorkload(f *simulateFlags, set *manifest.Set) (*sim.Workload, erro
 		return nil, err
 	}
 	opts.Strict = f.strict
-	if opts.GPUNames, err = sim.GPUNames(set, f.region); err != nil {
+	if opts.GPUModels, err = sim.GPUModels(set, f.region); err != nil {
 		return nil, err
 	}
 	fh, err := os.Open(f.trace)

@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -276,15 +278,22 @@ func (e *Env) collectKeys() {
 	}
 }
 
-// GPUNames returns the instance-gpu-name values the catalogs of the manifests' NodeClasses sell
-// (whether or not a NodePool allows them), for TraceOptions.GPUNames.
-func GPUNames(set *manifest.Set, region string) ([]string, error) {
-	names := map[string]bool{}
+// GPUModels returns the GPU models (instance-gpu-name and instance-gpu-memory) the catalogs of
+// the manifests' NodeClasses sell (whether or not a NodePool allows them), or the region's
+// catalog's when the manifests have no SimNodeClass, for TraceOptions.GPUModels.
+func GPUModels(set *manifest.Set, region string) ([]GPUModel, error) {
+	models := map[GPUModel]bool{}
 	add := func(cat *catalog.Catalog) {
 		for _, it := range cat.Types {
-			if n, ok := it.Label(apisv1.LabelInstanceGPUName); ok && n != "" {
-				names[n] = true
+			n, ok := it.Label(apisv1.LabelInstanceGPUName)
+			if !ok || n == "" {
+				continue
 			}
+			m := GPUModel{Name: n}
+			if v, ok := it.Label(apisv1.LabelInstanceGPUMemory); ok {
+				m.MemoryMiB, _ = strconv.ParseInt(v, 10, 64)
+			}
+			models[m] = true
 		}
 	}
 	classes, err := simNodeClasses(set)
@@ -305,7 +314,9 @@ func GPUNames(set *manifest.Set, region string) ([]string, error) {
 		}
 		add(cat)
 	}
-	return slices.Sorted(maps.Keys(names)), nil
+	return slices.SortedFunc(maps.Keys(models), func(a, b GPUModel) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.MemoryMiB, b.MemoryMiB))
+	}), nil
 }
 
 // simNodeClasses decodes the manifests' SimNodeClasses.

@@ -12,9 +12,10 @@ func FuzzReadTrace(f *testing.F) {
 	f.Add("0,1,2,500,1024,0,\n\n3,4,1,,,8,V100\n")
 	f.Add("1e3,NaN,1,,,1,\n")
 	f.Add(`0,1,1,,,1,"a,b"` + "\n")
+	f.Add("0,1,1,,,1,V100M32|P100\n1,1,1,,,2,NVIDIA A100-SXM4-80GB\n2,1,1,,,1,A10 24GB\n")
 	f.Fuzz(func(t *testing.T, body string) {
 		csv := "submit_s,duration_s,replicas,cpu_milli,memory_mib,gpu,gpu_type\n" + body
-		tr, skips, err := ReadTrace(strings.NewReader(csv), TraceOptions{CPUPerGPU: 1000, MemoryPerGPU: 1 << 30, GPUNames: gpuNames})
+		tr, skips, err := ReadTrace(strings.NewReader(csv), TraceOptions{CPUPerGPU: 1000, MemoryPerGPU: 1 << 30, GPUModels: gpuModelsSold})
 		if err != nil {
 			return
 		}

@@ -55,12 +55,12 @@ func parseSet(t testing.TB, yaml string) *manifest.Set {
 // traceEnv reads a trace (with a header added) against the manifests.
 func traceEnv(t testing.TB, set *manifest.Set, rows string) *Env {
 	t.Helper()
-	names, err := GPUNames(set, "us-east-1")
+	names, err := GPUModels(set, "us-east-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr, skips, err := ReadTrace(strings.NewReader("submit_s,duration_s,replicas,cpu_milli,memory_mib,gpu,gpu_type\n"+rows),
-		TraceOptions{CPUPerGPU: 3000, MemoryPerGPU: 12 << 30, GPUNames: names})
+		TraceOptions{CPUPerGPU: 3000, MemoryPerGPU: 12 << 30, GPUModels: names})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,11 +120,11 @@ func philly(t testing.TB, n int) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names, err := GPUNames(set, "us-east-1")
+	names, err := GPUModels(set, "us-east-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, skips, err := ReadTrace(gz, TraceOptions{CPUPerGPU: 3000, MemoryPerGPU: 12 << 30, GPUNames: names})
+	tr, skips, err := ReadTrace(gz, TraceOptions{CPUPerGPU: 3000, MemoryPerGPU: 12 << 30, GPUModels: names})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,9 +25,10 @@ type TraceOptions struct {
 	// when zero, such rows are skipped.
 	CPUPerPod    int64
 	MemoryPerPod int64
-	// GPUNames are the values of karpenter.k8s.aws/instance-gpu-name the catalog sells. A
-	// gpu_type that maps to none of them is skipped. Nil accepts any name.
-	GPUNames []string
+	// GPUModels are the GPU models the catalog sells (GPUModels of the manifests). A gpu_type
+	// none of whose names maps to one of them (MapGPUType) is skipped. Nil accepts any model
+	// MapGPUType can read.
+	GPUModels []GPUModel
 	// Strict turns every skip into an error.
 	Strict bool
 }
@@ -36,8 +37,11 @@ type TraceOptions struct {
 type Trace struct {
 	Rows []TraceRow
 	// Filled counts the rows whose CPU or memory came from the options.
-	Filled  int
-	options TraceOptions
+	Filled int
+	// Unmapped counts, by name, the rows whose gpu_type named a GPU that maps to no model the
+	// catalog sells (a row whose every alternative is unmapped is also skipped).
+	Unmapped map[string]int
+	options  TraceOptions
 }
 
 // TraceRow is one job of a trace.
@@ -50,10 +54,10 @@ type TraceRow struct {
 	CPUMilli    int64
 	MemoryBytes int64
 	GPU         int64
-	// GPUName is the instance-gpu-name the job needs ("": any NVIDIA GPU); GPUType is the
-	// trace's own name for it.
-	GPUName string
-	GPUType string
+	// GPUModels are the GPU models the job may run on (none: any NVIDIA GPU); GPUType is the
+	// trace's own name for them.
+	GPUModels []GPUModel
+	GPUType   string
 }
 
 // Skip is a row left out of a trace, and why.
@@ -120,11 +124,11 @@ func ReadTrace(r io.Reader, opts TraceOptions) (*Trace, []Skip, error) {
 		return nil, nil, &TraceError{Line: 1, Err: fmt.Errorf("the header lacks column(s) %s (want %s)", strings.Join(missing, ", "), strings.Join(TraceColumns, ","))}
 	}
 	width := slices.Max(idx) + 1
-	known := map[string]bool{}
-	for _, n := range opts.GPUNames {
-		known[n] = true
+	var sold []GPUModel
+	if len(opts.GPUModels) > 0 {
+		sold = opts.GPUModels
 	}
-	t := &Trace{options: opts}
+	t := &Trace{options: opts, Unmapped: map[string]int{}}
 	var skips []Skip
 	line := 1
 	for {
@@ -146,9 +150,12 @@ func ReadTrace(r io.Reader, opts TraceOptions) (*Trace, []Skip, error) {
 		if len(rec) < width {
 			return nil, nil, &TraceError{Line: line, Err: fmt.Errorf("%d fields, want at least %d (%s)", len(rec), width, strings.Join(TraceColumns, ","))}
 		}
-		row, skip, err := parseRow(rec, idx, line, &opts, known)
+		row, skip, err := parseRow(rec, idx, line, &opts, sold)
 		if err != nil {
 			return nil, nil, &TraceError{Line: line, Err: err}
+		}
+		for _, u := range row.unmapped {
+			t.Unmapped[u]++
 		}
 		if skip != nil {
 			if opts.Strict {
@@ -167,11 +174,12 @@ func ReadTrace(r io.Reader, opts TraceOptions) (*Trace, []Skip, error) {
 
 type parsedRow struct {
 	TraceRow
-	filled bool
+	filled   bool
+	unmapped []string // names of its gpu_type that map to no model sold
 }
 
 // parseRow reads one record; the columns are TraceColumns through idx.
-func parseRow(rec []string, idx []int, line int, opts *TraceOptions, known map[string]bool) (parsedRow, *Skip, error) {
+func parseRow(rec []string, idx []int, line int, opts *TraceOptions, sold []GPUModel) (parsedRow, *Skip, error) {
 	field := func(i int) string { return strings.TrimSpace(rec[idx[i]]) }
 	num := func(i int, blankOK bool) (float64, bool, error) {
 		s := field(i)
@@ -223,10 +231,13 @@ func parseRow(rec []string, idx []int, line int, opts *TraceOptions, known map[s
 		if row.GPU == 0 {
 			return skip(SkipGPUTypeNo, "gpu_type %q on a row with no GPUs", row.GPUType)
 		}
-		row.GPUName = GPUName(row.GPUType)
-		if len(known) > 0 && !known[row.GPUName] {
-			return skip(SkipGPUType, "%q (instance-gpu-name %q) is not sold in the catalog", row.GPUType, row.GPUName)
+		models, unmapped := MapGPUType(row.GPUType, sold)
+		if len(models) == 0 {
+			out, sk, err := skip(SkipGPUType, "%q is no GPU model the catalog sells", row.GPUType)
+			out.unmapped = unmapped
+			return out, sk, err
 		}
+		row.GPUModels, row.unmapped = models, unmapped
 	}
 	row.CPUMilli, row.MemoryBytes = int64(math.Ceil(cpu)), int64(math.Ceil(mem*(1<<20)))
 	if !present[3] || !present[4] {
@@ -249,17 +260,6 @@ func parseRow(rec []string, idx []int, line int, opts *TraceOptions, known map[s
 }
 
 func seconds(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
-
-// GPUName maps a trace's GPU type to the value of karpenter.k8s.aws/instance-gpu-name: lower
-// case, without an "NVIDIA" or "Tesla" prefix, spaces as dashes (V100 → v100, "Tesla K80" →
-// k80, A100 → a100).
-func GPUName(gpuType string) string {
-	s := strings.ToLower(strings.TrimSpace(gpuType))
-	for _, p := range []string{"nvidia", "tesla"} {
-		s = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(s, p), "-"))
-	}
-	return strings.Join(strings.Fields(s), "-")
-}
 
 // SkipCounts returns how many rows were skipped per reason, in the order reasons first appear.
 func SkipCounts(skips []Skip) []SkipCount {

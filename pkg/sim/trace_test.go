@@ -2,17 +2,18 @@ package sim
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 )
 
-var gpuNames = []string{"a100", "k80", "t4", "v100"}
+var gpuModelsSold = []GPUModel{{"a100", 40960}, {"a100", 81920}, {"a10g", 22888}, {"k80", 12288}, {"t4", 16384}, {"v100", 16384}, {"v100", 32768}}
 
 func readTrace(t *testing.T, csv string, opts TraceOptions) (*Trace, []Skip, error) {
 	t.Helper()
-	if opts.GPUNames == nil {
-		opts.GPUNames = gpuNames
+	if opts.GPUModels == nil {
+		opts.GPUModels = gpuModelsSold
 	}
 	return ReadTrace(strings.NewReader(csv), opts)
 }
@@ -34,14 +35,14 @@ func TestReadTraceRows(t *testing.T) {
 	want := []TraceRow{
 		{Line: 2, Submit: 0, Duration: time.Hour, Replicas: 1, CPUMilli: 6000, MemoryBytes: 24 << 30, GPU: 2},
 		{Line: 3, Submit: 10500 * time.Millisecond, Duration: time.Minute, Replicas: 3, CPUMilli: 500, MemoryBytes: 1 << 30},
-		{Line: 4, Submit: 20 * time.Second, Replicas: 1, CPUMilli: 3000, MemoryBytes: 12 << 30, GPU: 1, GPUName: "v100", GPUType: "V100"},
-		{Line: 6, Submit: 30 * time.Second, Duration: 100 * time.Second, Replicas: 2, CPUMilli: 24000, MemoryBytes: 96 << 30, GPU: 8, GPUName: "k80", GPUType: "Tesla K80"},
+		{Line: 4, Submit: 20 * time.Second, Replicas: 1, CPUMilli: 3000, MemoryBytes: 12 << 30, GPU: 1, GPUModels: []GPUModel{{Name: "v100"}}, GPUType: "V100"},
+		{Line: 6, Submit: 30 * time.Second, Duration: 100 * time.Second, Replicas: 2, CPUMilli: 24000, MemoryBytes: 96 << 30, GPU: 8, GPUModels: []GPUModel{{Name: "k80"}}, GPUType: "Tesla K80"},
 	}
 	if len(tr.Rows) != len(want) {
 		t.Fatalf("got %d rows, want %d: %+v", len(tr.Rows), len(want), tr.Rows)
 	}
 	for i := range want {
-		if tr.Rows[i] != want[i] {
+		if !reflect.DeepEqual(tr.Rows[i], want[i]) {
 			t.Errorf("row %d:\n got %+v\nwant %+v", i, tr.Rows[i], want[i])
 		}
 	}
@@ -123,11 +124,91 @@ func TestReadTraceSkipsAreCounted(t *testing.T) {
 	}
 }
 
-func TestGPUName(t *testing.T) {
-	for in, want := range map[string]string{"V100": "v100", "P100": "p100", "K80": "k80", "A100": "a100", "Tesla K80": "k80", "NVIDIA-A10G": "a10g", " t4 ": "t4", "RTX PRO 6000": "rtx-pro-6000"} {
-		if got := GPUName(in); got != want {
-			t.Errorf("GPUName(%q) = %q, want %q", in, got, want)
+func TestParseGPUType(t *testing.T) {
+	type want struct {
+		name string
+		gib  int64
+		ok   bool
+	}
+	for in, w := range map[string]want{
+		"V100": {"v100", 0, true}, "K80": {"k80", 0, true}, "A100": {"a100", 0, true}, "Tesla K80": {"k80", 0, true},
+		"NVIDIA-A10G": {"a10g", 0, true}, " t4 ": {"t4", 0, true}, "T4G": {"t4g", 0, true},
+		"V100M32": {"v100", 32, true}, "V100M16": {"v100", 16, true}, "A10": {"a10g", 0, true},
+		"A100-SXM4-80GB": {"a100", 80, true}, "NVIDIA A100-SXM4-40GB": {"a100", 40, true}, "Tesla V100-SXM2-16GB": {"v100", 16, true},
+		"NVIDIA H100 80GB HBM3": {"h100", 80, true}, "H100 NVL": {"h100", 0, true}, "L40S": {"l40s", 0, true}, "L4": {"l4", 0, true},
+		"a100 40g": {"a100", 40, true},
+		// Not sold on AWS, or not GPU models at all: unmapped, not guessed.
+		"P100": {}, "L40": {}, "G2": {}, "MISC": {}, "GeForce GTX 1080 Ti": {}, "RTX PRO 6000": {}, "V100X": {}, "": {}, "A100M99999999999999999999": {},
+	} {
+		name, gib, ok := ParseGPUType(in)
+		if (want{name, gib, ok}) != w {
+			t.Errorf("ParseGPUType(%q) = %q, %d, %v; want %q, %d, %v", in, name, gib, ok, w.name, w.gib, w.ok)
 		}
+	}
+}
+
+func TestMapGPUType(t *testing.T) {
+	for _, tc := range []struct {
+		cell     string
+		models   []GPUModel
+		unmapped []string
+	}{
+		{"V100", []GPUModel{{"v100", 0}}, nil},
+		{"V100M32", []GPUModel{{"v100", 32768}}, nil},
+		{"V100M16", []GPUModel{{"v100", 16384}}, nil},
+		{"A100-SXM4-80GB", []GPUModel{{"a100", 81920}}, nil},
+		{"A10", []GPUModel{{"a10g", 0}}, nil},
+		{"A10 24GB", []GPUModel{{"a10g", 22888}}, nil}, // 24 GiB is within 10% of the A10G's 22,888 MiB
+		{"V100M32|T4", []GPUModel{{"v100", 32768}, {"t4", 0}}, nil},
+		{"P100|T4", []GPUModel{{"t4", 0}}, []string{"P100"}},
+		{"P100", nil, []string{"P100"}},
+		{"V100M64", nil, []string{"V100M64"}}, // no V100 of 64 GiB is sold
+		{"H100", nil, []string{"H100"}},       // not in this catalog
+		{"T4|T4", []GPUModel{{"t4", 0}}, nil},
+	} {
+		models, unmapped := MapGPUType(tc.cell, gpuModelsSold)
+		if !reflect.DeepEqual(models, tc.models) || !reflect.DeepEqual(unmapped, tc.unmapped) {
+			t.Errorf("MapGPUType(%q) = %v, %q; want %v, %q", tc.cell, models, unmapped, tc.models, tc.unmapped)
+		}
+	}
+}
+
+// A trace's GPU types that map to nothing sold are counted by name, and a job whose
+// alternatives include one that maps runs on it.
+func TestTraceCountsUnmappedGPUTypes(t *testing.T) {
+	csv := "submit_s,duration_s,replicas,cpu_milli,memory_mib,gpu,gpu_type\n" +
+		"0,60,1,,,1,P100\n1,60,1,,,1,P100\n2,60,1,,,1,P100|V100M32\n3,60,1,,,2,G2\n4,60,1,,,1,V100M32\n"
+	tr, skips, err := readTrace(t, csv, TraceOptions{CPUPerGPU: 1000, MemoryPerGPU: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(tr.Unmapped, map[string]int{"P100": 3, "G2": 1}) {
+		t.Errorf("unmapped %v; want P100 on 3 rows, G2 on 1", tr.Unmapped)
+	}
+	if len(skips) != 3 || len(tr.Rows) != 2 {
+		t.Fatalf("%d rows kept, %d skipped (%v); want 2 and 3", len(tr.Rows), len(skips), skips)
+	}
+	w, err := tr.Workload(skips)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Shapes) != 1 {
+		t.Errorf("%d shapes; the two V100M32 jobs are one", len(w.Shapes))
+	}
+	aff := w.Shapes[0].Pod.Spec.Affinity
+	if aff == nil || len(aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms) != 1 {
+		t.Fatalf("the V100M32 shape needs one node affinity term: %+v", w.Shapes[0].Pod.Spec)
+	}
+	term := aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0]
+	if len(term.MatchExpressions) != 2 || term.MatchExpressions[1].Values[0] != "32768" {
+		t.Errorf("the term must ask for v100 with 32768 MiB: %+v", term)
+	}
+	found := false
+	for _, a := range w.Assumptions {
+		found = found || strings.Contains(a, `"P100" (3 rows), "G2" (1 rows)`)
+	}
+	if !found {
+		t.Errorf("no assumption names the unmapped types with their rows: %q", w.Assumptions)
 	}
 }
 

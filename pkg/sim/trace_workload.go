@@ -1,7 +1,12 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -19,24 +24,26 @@ const TraceNamespace = "trace"
 // scheduled on its own). A pod asks for the row's CPU and memory and, with GPUs, as many
 // nvidia.com/gpu; it tolerates the nvidia.com/gpu taint, as the ExtendedResourceToleration
 // admission plugin makes GPU pods do; a named GPU type becomes a node selector on
-// karpenter.k8s.aws/instance-gpu-name, and a blank one allows any NVIDIA GPU.
+// karpenter.k8s.aws/instance-gpu-name (and karpenter.k8s.aws/instance-gpu-memory for a memory
+// variant), alternatives ("A|B") required node affinity terms, one per model, and a blank one
+// allows any NVIDIA GPU.
 func (t *Trace) Workload(skips []Skip) (*Workload, error) {
 	w := &Workload{Skips: skips}
 	type key struct {
 		cpu, mem, gpu int64
-		name          string
+		models        string
 	}
 	shapes := map[key]int{}
 	named := 0
 	for _, r := range t.Rows {
-		k := key{r.CPUMilli, r.MemoryBytes, r.GPU, r.GPUName}
+		k := key{r.CPUMilli, r.MemoryBytes, r.GPU, fmt.Sprint(r.GPUModels)}
 		si, ok := shapes[k]
 		if !ok {
 			si = len(w.Shapes)
 			shapes[k] = si
 			w.Shapes = append(w.Shapes, traceShape(si, r))
 		}
-		if r.GPUName != "" {
+		if len(r.GPUModels) > 0 {
 			named++
 		}
 		w.Jobs = append(w.Jobs, Job{Line: r.Line, Submit: r.Submit, Duration: r.Duration, Replicas: r.Replicas, Shape: si})
@@ -56,8 +63,18 @@ func (t *Trace) Workload(skips []Skip) (*Workload, error) {
 	}
 	w.Assumptions = append(w.Assumptions,
 		"GPU pods request nvidia.com/gpu and tolerate the nvidia.com/gpu taint (as the ExtendedResourceToleration admission plugin adds)",
-		fmt.Sprintf("gpu_type maps to karpenter.k8s.aws/instance-gpu-name (V100 → v100, K80 → k80, A100 → a100); %d jobs name a type, the others allow any NVIDIA GPU", named),
+		fmt.Sprintf("gpu_type maps to karpenter.k8s.aws/instance-gpu-name and, for a memory variant, instance-gpu-memory (V100 → v100, V100M32 → v100 with 32 GiB, A100-SXM4-80GB → a100 with 80 GiB, Tesla K80 → k80; A|B is either), by the table of pkg/sim/gpunames.go; the A10, which AWS does not sell, maps to its sibling the A10G; %d jobs name a type, the others allow any NVIDIA GPU", named),
 		"a job with replicas > 1 is that many identical pods submitted together, each scheduled on its own")
+	if len(t.Unmapped) > 0 {
+		names := slices.SortedFunc(maps.Keys(t.Unmapped), func(a, b string) int {
+			return cmp.Or(cmp.Compare(t.Unmapped[b], t.Unmapped[a]), cmp.Compare(a, b))
+		})
+		parts := make([]string, len(names))
+		for i, n := range names {
+			parts[i] = fmt.Sprintf("%q (%d rows)", n, t.Unmapped[n])
+		}
+		w.Assumptions = append(w.Assumptions, "gpu_type names that map to no GPU model the catalog sells (a row with no other alternative is skipped): "+strings.Join(parts, ", "))
+	}
 	if len(skips) > 0 {
 		w.Assumptions = append(w.Assumptions, fmt.Sprintf("%d trace rows were skipped (see the skipped rows)", len(skips)))
 	}
@@ -72,6 +89,7 @@ func traceShape(i int, r TraceRow) Shape {
 	var lim corev1.ResourceList
 	var tol []corev1.Toleration
 	var sel map[string]string
+	var affinity *corev1.Affinity
 	name := fmt.Sprintf("%s cpu, %s", milliString(r.CPUMilli), bytesString(r.MemoryBytes))
 	if r.GPU > 0 {
 		q := *resource.NewQuantity(r.GPU, resource.DecimalSI)
@@ -79,9 +97,25 @@ func traceShape(i int, r TraceRow) Shape {
 		lim = corev1.ResourceList{scheduling.ResourceNvidiaGPU: q}
 		tol = []corev1.Toleration{{Key: string(scheduling.ResourceNvidiaGPU), Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
 		gpu := "any"
-		if r.GPUName != "" {
-			sel = map[string]string{apisv1.LabelInstanceGPUName: r.GPUName}
-			gpu = r.GPUName
+		switch {
+		case len(r.GPUModels) == 1 && r.GPUModels[0].MemoryMiB == 0:
+			sel = map[string]string{apisv1.LabelInstanceGPUName: r.GPUModels[0].Name}
+			gpu = r.GPUModels[0].Name
+		case len(r.GPUModels) > 0:
+			var terms []corev1.NodeSelectorTerm
+			names := make([]string, len(r.GPUModels))
+			for i, m := range r.GPUModels {
+				exprs := []corev1.NodeSelectorRequirement{{Key: apisv1.LabelInstanceGPUName, Operator: corev1.NodeSelectorOpIn, Values: []string{m.Name}}}
+				names[i] = m.Name
+				if m.MemoryMiB > 0 {
+					exprs = append(exprs, corev1.NodeSelectorRequirement{Key: apisv1.LabelInstanceGPUMemory, Operator: corev1.NodeSelectorOpIn, Values: []string{strconv.FormatInt(m.MemoryMiB, 10)}})
+					names[i] += fmt.Sprintf(" %dGi", m.MemoryMiB>>10)
+				}
+				terms = append(terms, corev1.NodeSelectorTerm{MatchExpressions: exprs})
+			}
+			affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms}}}
+			gpu = strings.Join(names, "|")
 		}
 		name = fmt.Sprintf("%d×%s GPU, %s", r.GPU, gpu, name)
 	}
@@ -94,6 +128,7 @@ func traceShape(i int, r TraceRow) Shape {
 		Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
 			NodeSelector:  sel,
+			Affinity:      affinity,
 			Tolerations:   tol,
 			Containers:    []corev1.Container{{Name: "job", Image: "trace", Resources: corev1.ResourceRequirements{Requests: req, Limits: lim}}},
 		},
