@@ -2,13 +2,16 @@ package main
 
 import (
 	"compress/gzip"
+	"context"
+	"errors"
 	"fmt"
-	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tenon-sh/tenon/examples"
+	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/featuregates"
@@ -36,7 +40,7 @@ type simulateFlags struct {
 	seed                        uint64
 	policies                    string
 	out, jsonOut                string
-	until, restart              time.Duration
+	until, restart, timeout     time.Duration
 	maxJobs                     int
 	nodeGroups, tenonDisruption string
 	strict, noProgress          bool
@@ -87,6 +91,7 @@ for scripts. The same seed gives the same result.`,
 	fl.StringVar(&f.out, "out", "tenon-simulate.html", `HTML report to write ("" for none)`)
 	fl.StringVar(&f.jsonOut, "json", "", `write the report as JSON to this file ("-" for standard output)`)
 	fl.DurationVar(&f.until, "until", 0, "replay only this much virtual time (a prefix)")
+	fl.DurationVar(&f.timeout, "timeout", 0, "stop the replay after this much wall-clock time and write the report of what it reached, marked incomplete (0: no limit; Ctrl-C does the same)")
 	fl.IntVar(&f.maxJobs, "max-jobs", 0, "replay only the first N jobs of the trace")
 	fl.DurationVar(&f.restart, "restart-penalty", 0, "work an evicted pod must redo when it restarts")
 	fl.StringVar(&f.nodeGroups, "node-groups", "", "instance types of the node-groups policy, comma-separated (default: chosen for the workload)")
@@ -156,10 +161,28 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 		bar = newProgress(cmd.ErrOrStderr(), strings.Split(f.policies, ","))
 		opts.Progress = bar.set
 	}
-	rep, err := sim.Simulate(env, source, strings.Split(f.policies, ","), opts)
+	// A timeout or an interrupt stops the replays where they are; the report of what they
+	// reached is written, marked incomplete, and the command then fails.
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if f.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.timeout)
+		defer cancel()
+	}
+	rep, err := sim.SimulateContext(ctx, env, source, strings.Split(f.policies, ","), opts)
 	bar.done()
 	if err != nil {
 		return err
+	}
+	stop() // a second Ctrl-C while the report is written ends the process
+	var incomplete error
+	if rep.Incomplete {
+		why := "interrupted"
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			why = fmt.Sprintf("stopped by --timeout %s", f.timeout)
+		}
+		incomplete = fmt.Errorf("the replay was %s before its end: the report covers what it reached and is marked incomplete", why)
 	}
 	if err := report.WriteSummary(cmd.OutOrStdout(), rep); err != nil {
 		return err
@@ -173,14 +196,16 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	switch f.jsonOut {
 	case "":
 	case "-":
-		return report.WriteJSON(cmd.OutOrStdout(), rep)
+		if err := report.WriteJSON(cmd.OutOrStdout(), rep); err != nil {
+			return err
+		}
 	default:
 		if err := writeFile(f.jsonOut, func(w io.Writer) error { return report.WriteJSON(w, rep) }); err != nil {
 			return err
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", f.jsonOut)
 	}
-	return nil
+	return incomplete
 }
 
 func simOptions(f *simulateFlags) (sim.Options, error) {

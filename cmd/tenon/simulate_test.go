@@ -109,3 +109,27 @@ func TestSimulateTraceDefaultsRunCPUJobsToo(t *testing.T) {
 		}
 	}
 }
+
+// --timeout stops the replay, writes the report of what it reached marked incomplete, and
+// fails the command saying so.
+func TestSimulateTimeoutWritesAnIncompleteReport(t *testing.T) {
+	js := filepath.Join(t.TempDir(), "r.json")
+	out, err := runTenon(t, "simulate", "--trace", "../../pkg/sim/testdata/philly_pollux.csv.gz", "--timeout", "1ns", "--out", "", "--json", js)
+	if err == nil || !strings.Contains(err.Error(), "--timeout") {
+		t.Fatalf("got %v, want an error naming --timeout\n%s", err, out)
+	}
+	if !strings.Contains(out, "INCOMPLETE") {
+		t.Errorf("the summary does not say the replay is incomplete:\n%s", out)
+	}
+	data, rerr := os.ReadFile(js)
+	if rerr != nil {
+		t.Fatalf("no JSON report written: %v", rerr)
+	}
+	var rep sim.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Incomplete {
+		t.Error("the JSON report is not marked incomplete")
+	}
+}

@@ -47,6 +47,9 @@ func WriteHTML(w io.Writer, rep *sim.Report) error {
 	fmt.Fprintf(&b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>tenon simulate: %s</title><style>%s</style></head><body>\n", e(in.Source), css)
 	fmt.Fprintf(&b, "<h1>tenon simulate</h1><p class=\"muted\">%s: %s jobs (%s pods) over %s, replayed under %d policies (seed %d, %.1f s).</p>\n",
 		e(in.Source), thousands(int64(in.Jobs)), thousands(int64(in.Pods)), span(in.SpanHours), len(rep.Policies), rep.Settings.Seed, rep.WallSeconds)
+	if rep.Incomplete {
+		b.WriteString("<p><b>Incomplete: the replay was stopped before its end</b>; each policy's figures cover the virtual time it reached (below).</p>\n")
+	}
 	writeCost(&b, rep)
 	writeSeries(&b, rep)
 	writeTables(&b, rep)
@@ -86,6 +89,10 @@ func writeCost(b *strings.Builder, rep *sim.Report) {
 	b.WriteString(barChart(bars, dollars))
 	b.WriteString(`<p class="muted">The lower bound is, at every instant, the cheapest fractional fleet that covers the pods then running had every job started at its submission (a linear program per change point), integrated over time. No fleet that runs the workload can cost less.</p>`)
 	for _, p := range rep.Policies {
+		if p.Incomplete {
+			fmt.Fprintf(b, "<p><b>%s</b>: <b>incomplete</b>, stopped at %s of %s: its figures cover only that much and are not comparable with the bound.</p>", html.EscapeString(p.Policy), span(p.EndHours), span(rep.Input.SpanHours))
+			continue
+		}
 		if held := p.PodsNeverStarted - p.PodsUnplaceable; held > 0 {
 			fmt.Fprintf(b, "<p><b>%s</b>: %s pods that some instance type holds never ran (NodePool limits, or capacity it could not buy), so its cost is not comparable with the bound.</p>", html.EscapeString(p.Policy), thousands(int64(held)))
 		}

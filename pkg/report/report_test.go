@@ -97,3 +97,28 @@ func TestWriteSummary(t *testing.T) {
 		t.Errorf("the summary calls tenon's cost not comparable for pods no instance type holds:\n%s", out)
 	}
 }
+
+func TestAnIncompleteReplayIsSaidSo(t *testing.T) {
+	rep := sample()
+	rep.Incomplete = true
+	rep.Policies[1].Incomplete, rep.Policies[1].EndHours = true, 12
+	var b bytes.Buffer
+	if err := WriteSummary(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"INCOMPLETE: the replay was stopped", "karpenter-like: INCOMPLETE, stopped at 12.0 hours of 3.0 days"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the summary lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "karpenter-like: 5 pods") {
+		t.Errorf("an incomplete policy's pods left are not held back:\n%s", b.String())
+	}
+	var h bytes.Buffer
+	if err := WriteHTML(&h, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(h.String(), "Incomplete: the replay was stopped") || !strings.Contains(h.String(), "<b>incomplete</b>, stopped at 12.0 hours") {
+		t.Errorf("the page does not say the replay is incomplete")
+	}
+}

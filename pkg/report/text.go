@@ -15,6 +15,9 @@ func WriteSummary(w io.Writer, rep *sim.Report) error {
 	in := rep.Input
 	fmt.Fprintf(w, "%s: %s jobs (%s pods) over %s; seed %d; %d policies in %.1fs\n\n",
 		in.Source, thousands(int64(in.Jobs)), thousands(int64(in.Pods)), span(in.SpanHours), rep.Settings.Seed, len(rep.Policies), rep.WallSeconds)
+	if rep.Incomplete {
+		fmt.Fprintf(w, "INCOMPLETE: the replay was stopped before its end (see below)\n\n")
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "policy\tcost\tvs bound\tpending p50/p99\tnodes\tdisrupted\tevicted\tevicted/$ saved\tstranded GPU-h\talloc/prov cpu mem gpu\tnever ran")
 	for _, p := range rep.Policies {
@@ -35,6 +38,10 @@ func WriteSummary(w io.Writer, rep *sim.Report) error {
 		fmt.Fprintf(w, "\n%s pods fit no instance type of any NodePool: no policy can run them and the bound leaves them out\n", thousands(int64(rep.Bound.UnplaceablePods)))
 	}
 	for _, p := range rep.Policies {
+		if p.Incomplete {
+			fmt.Fprintf(w, "%s: INCOMPLETE, stopped at %s of %s: its figures cover only that much and are not comparable with the bound\n", p.Policy, span(p.EndHours), span(in.SpanHours))
+			continue
+		}
 		if held := p.PodsNeverStarted - p.PodsUnplaceable; held > 0 {
 			fmt.Fprintf(w, "%s: %s pods that some instance type holds never ran (NodePool limits, or capacity it could not buy): its cost is not comparable with the bound\n", p.Policy, thousands(int64(held)))
 		}

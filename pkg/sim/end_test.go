@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -44,5 +45,29 @@ func TestAReplayEndsWhenLimitsHoldThePodsLeft(t *testing.T) {
 		if p.EndHours > 0.01 {
 			t.Errorf("%s: the replay ended at %.2f h; with no node to buy and none up it is over at once", p.Policy, p.EndHours)
 		}
+	}
+}
+
+// A replay stopped by its context (a timeout, an interrupt) stops where it is, and its result,
+// marked incomplete, covers the virtual time it reached.
+func TestAStoppedReplayIsMarkedIncomplete(t *testing.T) {
+	env := philly(t, 2000)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rep, err := SimulateContext(ctx, env, "test", PolicyNames, phillyOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Incomplete {
+		t.Error("the report of a stopped replay is not marked incomplete")
+	}
+	full := simulate(t, env, phillyOptions(), PolicyTenon)
+	for _, p := range rep.Policies {
+		if !p.Incomplete || p.EndHours >= full.Policies[0].EndHours {
+			t.Errorf("%s: incomplete %v, ended at %.1f h (the whole replay ends at %.1f h)", p.Policy, p.Incomplete, p.EndHours, full.Policies[0].EndHours)
+		}
+	}
+	if full.Incomplete || full.Policies[0].Incomplete {
+		t.Error("a replay that ran to its end is marked incomplete")
 	}
 }

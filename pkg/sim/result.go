@@ -14,6 +14,9 @@ type PolicyResult struct {
 	// CostUSD is what the instances cost from their launch until they were terminated (or
 	// until the run ended).
 	CostUSD float64 `json:"costUSD"`
+	// Incomplete is set when the replay was stopped (a timeout, an interrupt) before its end:
+	// the figures cover the virtual time up to EndHours only.
+	Incomplete bool `json:"incomplete,omitempty"`
 	// EndHours is the virtual time the run ended: the last pod finished, or Options.Until, or,
 	// when the pods left could never start, the moment that was clear (an hour after it
 	// stalled if nodes were still up, for the policy to take them away).
@@ -93,7 +96,7 @@ func (r *run) finish() *PolicyResult {
 		PodsEvicted: m.evict, CommandEvictions: m.cmdEv, SavingsPerHour: m.saved,
 		GPUHoursPaid: m.gpuH[0], GPUHoursUsed: m.gpuH[1], StrandedGPUHours: m.gpuH[0] - m.gpuH[1],
 		TypeMix: m.typeMix(), Stats: r.stats, Assumptions: r.policy.Assumptions,
-		PodsUnplaceable: r.unplaceable,
+		PodsUnplaceable: r.unplaceable, Incomplete: r.incomplete,
 	}
 	for k, v := range res.Commands {
 		if v == 0 {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -60,6 +61,8 @@ type run struct {
 	// unplaceable counts the pods submitted that no instance type of any pool can hold: they
 	// never enter the pending queue.
 	unplaceable int
+	// incomplete is set when the replay was stopped before its end.
+	incomplete bool
 }
 
 // settleGrace is how long a replay goes on once it has stalled (every job submitted, no pod
@@ -141,8 +144,10 @@ func newRun(env *Env, opts Options, policy Policy) (*run, error) {
 // wall converts a virtual time to the wall-clock time it stands for.
 func (r *run) wall(t time.Duration) time.Time { return r.env.Start.Add(t) }
 
-// simulate replays the workload and returns the policy's result.
-func (r *run) simulate() *PolicyResult {
+// simulate replays the workload and returns the policy's result. When ctx ends first, the
+// replay stops where it is and the result, marked Incomplete, covers the virtual time it
+// reached.
+func (r *run) simulate(ctx context.Context) *PolicyResult {
 	w := r.env.Workload
 	if len(w.Jobs) > 0 {
 		r.q.push(event{at: w.Jobs[0].Submit, kind: evArrival, x: 0})
@@ -153,6 +158,10 @@ func (r *run) simulate() *PolicyResult {
 	until := r.opts.Until
 	stalled, stalledSince := false, time.Duration(-1)
 	for r.q.len() > 0 {
+		if r.stats.Events%1024 == 0 && ctx.Err() != nil {
+			r.incomplete = true
+			break
+		}
 		if until > 0 && r.q.peek() > until {
 			break
 		}
@@ -191,7 +200,7 @@ func (r *run) simulate() *PolicyResult {
 		r.met.advance(stalledSince + settleGrace)
 		r.now = stalledSince + settleGrace
 	}
-	if until > 0 && r.now < until && !stalled && (r.nextJob < len(w.Jobs) || r.active > 0) {
+	if until > 0 && r.now < until && !stalled && !r.incomplete && (r.nextJob < len(w.Jobs) || r.active > 0) {
 		r.met.advance(until)
 		r.now = until
 	}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -129,7 +130,7 @@ func TestInvariants(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r.simulate()
+			r.simulate(context.Background())
 			t.Logf("at %s: %d nodes, %d pods active, %d pending", r.now, len(r.alive), r.active, r.pend.size)
 			if len(r.alive) == 0 || r.active == 0 {
 				t.Fatalf("nothing to check")

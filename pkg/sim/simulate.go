@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sync"
@@ -16,6 +17,9 @@ type Report struct {
 	// Assumptions gathers the workload's, the environment's and the policies' assumptions.
 	Assumptions []string `json:"assumptions"`
 	WallSeconds float64  `json:"wallSeconds"`
+	// Incomplete is set when some policy's replay was stopped before its end
+	// (PolicyResult.Incomplete).
+	Incomplete bool `json:"incomplete,omitempty"`
 }
 
 // Input describes the workload replayed.
@@ -46,6 +50,12 @@ type Settings struct {
 // go in parallel, up to GOMAXPROCS at a time; the result is the same however they are
 // scheduled.
 func Simulate(env *Env, source string, policies []string, opts Options) (*Report, error) {
+	return SimulateContext(context.Background(), env, source, policies, opts)
+}
+
+// SimulateContext is Simulate, stopped when ctx ends: each policy's replay then stops where it
+// is, and the report, marked Incomplete, has what the replays reached.
+func SimulateContext(ctx context.Context, env *Env, source string, policies []string, opts Options) (*Report, error) {
 	start := time.Now()
 	opts = opts.withDefaults()
 	runs := make([]*run, len(policies))
@@ -68,7 +78,7 @@ func Simulate(env *Env, source string, policies []string, opts Options) (*Report
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			t := time.Now()
-			rep.Policies[i] = r.simulate()
+			rep.Policies[i] = r.simulate(ctx)
 			rep.Policies[i].WallSeconds = time.Since(t).Seconds()
 		}()
 	}
@@ -80,6 +90,9 @@ func Simulate(env *Env, source string, policies []string, opts Options) (*Report
 		rep.Bound = LowerBound(env, opts.Until, opts.Buckets)
 	}()
 	wg.Wait()
+	for _, p := range rep.Policies {
+		rep.Incomplete = rep.Incomplete || p.Incomplete
+	}
 	rep.fill(env, source, opts)
 	rep.WallSeconds = time.Since(start).Seconds()
 	return rep, nil

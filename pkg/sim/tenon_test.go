@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -30,7 +31,7 @@ func TestTenonSolvesAsTheSolverWould(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.simulate()
+		r.simulate(context.Background())
 		v, tn := r.view, TenonPolicy(env).Provisioner.(*tenon)
 		for s := range env.Workload.Shapes {
 			for _, n := range []int{1, 3, 9} {
