@@ -44,7 +44,8 @@ func NodeGroupsPolicy(env *Env, types []string) (Policy, error) {
 		ScanInterval: CAScanInterval,
 		Assumptions: []string{
 			"node-groups: node groups " + strings.Join(names, ", "),
-			"node-groups: every 10 s, pending pods that fit no launching node are packed (first fit, largest first) onto new nodes of each group that can hold them; the least-waste expander (unused CPU plus memory share) picks one group, scaled up by as many nodes as it needs; pods it cannot hold wait for the next scan",
+			"node-groups: one group per GPU shape of the workload (GPU count and GPU models: the type its pods fill with the fewest GPUs stranded, cheapest per pod), and up to 3 per NodePool for the other shapes (the cheapest per pod for the shapes with the most pod-hours)",
+			"node-groups: every 10 s, pending pods that fit no launching node are packed (first fit, largest first) onto new nodes of each group that can hold them; the least-waste expander picks one group, scaled up by as many nodes as it needs (its waste is the unused share of CPU plus that of memory, as Cluster Autoscaler's, plus that of GPUs, which Cluster Autoscaler leaves out: with it a 1-GPU pod is not put on an 8-GPU node that wastes less CPU); pods it cannot hold wait for the next scan",
 			"node-groups: scale-down removes a node whose utilisation (GPU for GPU nodes, else the larger of CPU and memory, requests over allocatable) stays under 50% for 10 minutes while its pods fit elsewhere; none within 10 minutes of a scale-up; empty nodes in bulk (up to 10), others one at a time",
 			"node-groups: a group buys the cheapest offering its type has within the NodePool's capacity types and zones (spot when allowed, reservations left out), so that purchase options do not decide the comparison; interruption notices are not handled: pods run until the instance is reclaimed",
 		},
@@ -67,10 +68,12 @@ type nodeGroups struct {
 	failed failures
 }
 
-// chooseGroups picks the groups' types: the named ones, or per pool, for each shape of the
-// workload (by pod-hours, largest first), the type with the lowest price per pod when full of
-// that shape, until CANodeGroupsPerPool types are chosen; shapes no chosen type holds get the
-// cheapest type that does.
+// chooseGroups picks the groups' types: the named ones, or per pool, one for each GPU shape of
+// the workload (GPU count and admitted types: the type those pods fill with the fewest GPUs
+// stranded, cheapest per pod among those), and for the other shapes (by pod-hours, largest
+// first) the type with the lowest price per pod when full of that shape, until
+// CANodeGroupsPerPool types are chosen; shapes no chosen type holds get the cheapest type that
+// does.
 func chooseGroups(env *Env, k *ksched, named []string) ([]group, error) {
 	var out []group
 	add := func(pi, i int) {
@@ -113,9 +116,43 @@ func chooseGroups(env *Env, k *ksched, named []string) ([]group, error) {
 	}
 	slices.SortStableFunc(shapes, func(a, b int) int { return cmp.Compare(weight[b], weight[a]) })
 	for _, p := range env.Pools {
+		// GPU pods get a group per GPU shape, as an operator of Cluster Autoscaler sizes them:
+		// for each GPU count and set of admitted types, the type whose GPUs those pods fill
+		// without stranding any (else the fewest stranded), cheapest per pod among those.
+		gpuClasses := map[string]bool{}
+		for _, s := range shapes {
+			req := &w.Shapes[s].Requests
+			if req[scheduling.NvidiaGPU] <= 0 {
+				continue
+			}
+			adm := k.admits(p.Index, s)
+			key := fmt.Sprint(req[scheduling.NvidiaGPU], adm)
+			if gpuClasses[key] {
+				continue
+			}
+			gpuClasses[key] = true
+			best, bestStranded, bestCost := -1, int64(0), 0.0
+			for i, kt := range k.types[p.Index] {
+				n := fitCount(req, &kt.alloc)
+				if !adm[i] || n == 0 {
+					continue
+				}
+				stranded := kt.alloc[scheduling.NvidiaGPU] - int64(n)*req[scheduling.NvidiaGPU]
+				c := kt.price / float64(n)
+				if best < 0 || stranded < bestStranded || stranded == bestStranded && c < bestCost {
+					best, bestStranded, bestCost = i, stranded, c
+				}
+			}
+			if best >= 0 {
+				add(p.Index, best)
+			}
+		}
 		chosen := 0
 		var uncovered []int
 		for _, s := range shapes {
+			if w.Shapes[s].Requests[scheduling.NvidiaGPU] > 0 {
+				continue
+			}
 			best, bestCost := -1, 0.0
 			adm := k.admits(p.Index, s)
 			req := &w.Shapes[s].Requests
@@ -269,7 +306,7 @@ func (g *nodeGroups) estimate(v *View, gr group, pods []PodID) ([][]PodID, float
 	}
 	total := gr.kt.alloc.Scale(int64(len(bins)))
 	waste := 0.0
-	for _, i := range [...]int{scheduling.CPU, scheduling.Memory} {
+	for _, i := range [...]int{scheduling.CPU, scheduling.Memory, scheduling.NvidiaGPU} {
 		if total[i] > 0 {
 			waste += float64(total[i]-used[i]) / float64(total[i])
 		}
