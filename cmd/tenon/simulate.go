@@ -37,6 +37,8 @@ type simulateFlags struct {
 	cpuPerGPU, memPerGPU        string
 	cpuPerPod, memPerPod        string
 	bootDelay, spot, scheduler  string
+	spotCapacity                string
+	spotCapacityVCPUs           int64
 	seed                        uint64
 	policies                    string
 	out, jsonOut                string
@@ -85,6 +87,8 @@ for scripts. The same seed gives the same result.`,
 	fl.StringVar(&f.memPerPod, "memory-per-pod", "", "memory for trace rows without GPUs and with blank memory_mib")
 	fl.StringVar(&f.bootDelay, "boot-delay", "normal:45s,10s", `boot delay distribution: "fixed:45s", "normal:MEAN,STDDEV", "uniform:MIN,MAX", or "class" for each SimNodeClass's bootDelay`)
 	fl.StringVar(&f.spot, "spot-interruptions", "advisor", "spot interruption model: advisor (the Spot Advisor buckets of the catalog), none, or class (each SimNodeClass's)")
+	fl.StringVar(&f.spotCapacity, "spot-capacity", "", "spot capacity model: unlimited, or advisor (each spot offering sells a finite number of instances, fewer the higher its Spot Advisor interruption bucket; not the default yet, see docs/performance.md)")
+	fl.Int64Var(&f.spotCapacityVCPUs, "spot-capacity-vcpus", sim.DefaultSpotCapacityVCPUs, "with --spot-capacity advisor, the vCPUs one spot offering of the lowest interruption bucket sells at once")
 	fl.StringVar(&f.scheduler, "scheduler", string(sim.LeastAllocated), "how the simulated kube-scheduler scores nodes: least-allocated or most-allocated")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of every random draw")
 	fl.StringVar(&f.policies, "policies", strings.Join(sim.PolicyNames, ","), "policies to replay, comma-separated")
@@ -223,6 +227,16 @@ func simOptions(f *simulateFlags) (sim.Options, error) {
 	default:
 		return opts, fmt.Errorf("--spot-interruptions %q: use advisor, none or class", f.spot)
 	}
+	switch sim.SpotCapacityMode(f.spotCapacity) {
+	case "", sim.SpotCapacityAdvisor, sim.SpotCapacityUnlimited:
+		opts.SpotCapacity = sim.SpotCapacityMode(f.spotCapacity)
+	default:
+		return opts, fmt.Errorf("--spot-capacity %q: use advisor or unlimited", f.spotCapacity)
+	}
+	if f.spotCapacityVCPUs <= 0 {
+		return opts, fmt.Errorf("--spot-capacity-vcpus %d: must be positive", f.spotCapacityVCPUs)
+	}
+	opts.SpotCapacityVCPUs = f.spotCapacityVCPUs
 	if opts.Scheduler != sim.LeastAllocated && opts.Scheduler != sim.MostAllocated {
 		return opts, fmt.Errorf("--scheduler %q: use least-allocated or most-allocated", f.scheduler)
 	}

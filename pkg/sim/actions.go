@@ -288,7 +288,7 @@ func (r *run) terminate(n *Node, reason Reason) {
 // terminated stops billing a node; capacity it held in the cloud is free again.
 func (r *run) terminated(n *Node) {
 	n.shutDown = true
-	if r.env.dynamic {
+	if r.dynamic {
 		r.roomEpoch++ // capacity pools and reservations have room again
 		r.capEpoch++
 	}

@@ -71,3 +71,35 @@ func TestAStoppedReplayIsMarkedIncomplete(t *testing.T) {
 		t.Error("a replay that ran to its end is marked incomplete")
 	}
 }
+
+// With finite spot capacity, a spot offering sells no more than its pool: here one m5.large
+// (8 vCPUs for the lowest bucket, halved twice for m5's 10–15% bucket, over 2 vCPUs), so of
+// three pods that each need a node of their own, one runs on spot and two on on-demand, at
+// once. With unlimited spot all three run on spot.
+func TestFiniteSpotCapacityFallsBackToOnDemand(t *testing.T) {
+	set := parseSet(t, strings.Replace(poolYAML("m5.large"), "values: [on-demand]", "values: [spot, on-demand]", 1))
+	env := traceEnv(t, set, "0,3600,3,1500,1024,0,\n")
+	if pools := spotPools(env, "test", 8); len(pools) != 1 || pools[0].Capacity != 1 {
+		t.Fatalf("spot pools %+v; want one of capacity 1", pools)
+	}
+	for _, tc := range []struct {
+		mode       SpotCapacityMode
+		spot, onDm int
+	}{{SpotCapacityAdvisor, 1, 2}, {SpotCapacityUnlimited, 3, 0}} {
+		opts := exact()
+		opts.SpotCapacity, opts.SpotCapacityVCPUs = tc.mode, 8
+		p := policy(t, simulate(t, env, opts, PolicyTenon), PolicyTenon)
+		spot, onDm := 0, 0
+		for _, u := range p.TypeMix {
+			switch u.CapacityType {
+			case "spot":
+				spot += u.Nodes
+			case "on-demand":
+				onDm += u.Nodes
+			}
+		}
+		if spot != tc.spot || onDm != tc.onDm || p.PodsStarted != 3 {
+			t.Errorf("%s: %d spot and %d on-demand nodes, %d pods started; want %d, %d and 3", tc.mode, spot, onDm, p.PodsStarted, tc.spot, tc.onDm)
+		}
+	}
+}

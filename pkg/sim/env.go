@@ -40,9 +40,6 @@ type Env struct {
 	keys map[string]bool
 	// topology is set when some shape is not Simple: solver snapshots then carry running pods.
 	topology bool
-	// dynamic is set when some class limits capacity (capacity pools, reservations): what the
-	// cloud sells then changes as instances come and go.
-	dynamic bool
 
 	// placeableOnce computes placeableShape, by shape: whether any instance type of any pool
 	// could hold its pods (placeableShapes).
@@ -139,9 +136,6 @@ func NewEnv(set *manifest.Set, w *Workload, opts EnvOptions) (*Env, error) {
 		return nil, fmt.Errorf("the manifests define no dynamic NodePool: tenon can only buy nodes through a NodePool")
 	}
 	e.collectKeys()
-	for _, cfg := range e.Classes {
-		e.dynamic = e.dynamic || len(cfg.Pools) > 0 || len(cfg.Catalog.Reservations) > 0
-	}
 	return e, nil
 }
 

@@ -20,6 +20,14 @@ type Options struct {
 	// Spot chooses the spot interruption model: SpotAdvisor (the Spot Advisor buckets of the
 	// catalog), SpotNone, or SpotClass (what each SimNodeClass says).
 	Spot SpotMode
+	// SpotCapacity chooses how many instances each spot offering can sell at once:
+	// SpotCapacityUnlimited (the default) or SpotCapacityAdvisor (by its Spot Advisor bucket,
+	// see spotPools). SpotCapacityVCPUs is the vCPUs an offering of the lowest-risk bucket
+	// sells (default 4,096). The finite model is not the default yet: the karpenter-like and
+	// node-groups baselines do not handle spot running out as their real counterparts do
+	// (docs/performance.md).
+	SpotCapacity      SpotCapacityMode
+	SpotCapacityVCPUs int64
 	// BatchIdle and BatchMax are the provisioning batcher's windows (1 s and 10 s, as
 	// Karpenter's): a batch closes after BatchIdle without a new pending pod, or BatchMax after
 	// it opened.
@@ -58,6 +66,14 @@ const (
 	SpotClass   SpotMode = "class"
 )
 
+// SpotCapacityMode chooses how much each spot offering can sell.
+type SpotCapacityMode string
+
+const (
+	SpotCapacityAdvisor   SpotCapacityMode = "advisor"
+	SpotCapacityUnlimited SpotCapacityMode = "unlimited"
+)
+
 // Scoring is how the simulated kube-scheduler picks among nodes with room for a pod.
 type Scoring string
 
@@ -73,6 +89,12 @@ const (
 func (o Options) withDefaults() Options {
 	if o.Spot == "" {
 		o.Spot = SpotAdvisor
+	}
+	if o.SpotCapacity == "" {
+		o.SpotCapacity = SpotCapacityUnlimited
+	}
+	if o.SpotCapacityVCPUs <= 0 {
+		o.SpotCapacityVCPUs = DefaultSpotCapacityVCPUs
 	}
 	if o.BatchIdle <= 0 {
 		o.BatchIdle = time.Second

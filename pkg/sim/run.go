@@ -63,6 +63,9 @@ type run struct {
 	unplaceable int
 	// incomplete is set when the replay was stopped before its end.
 	incomplete bool
+	// dynamic is set when some class limits capacity (capacity pools, finite spot,
+	// reservations): what the cloud sells then changes as instances come and go.
+	dynamic bool
 }
 
 // settleGrace is how long a replay goes on once it has stalled (every job submitted, no pod
@@ -116,6 +119,10 @@ func newRun(env *Env, opts Options, policy Policy) (*run, error) {
 		if opts.Spot != SpotClass {
 			cfg.Interruptions.Seed = int64(opts.Seed)
 		}
+		if opts.SpotCapacity == SpotCapacityAdvisor {
+			cfg.Pools = append(slices.Clip(cfg.Pools), spotPools(env, name, opts.SpotCapacityVCPUs)...)
+		}
+		r.dynamic = r.dynamic || len(cfg.Pools) > 0 || len(cfg.Catalog.Reservations) > 0
 		if err := r.cloud.SetClass(name, cfg); err != nil {
 			return nil, err
 		}

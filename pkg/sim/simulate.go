@@ -38,6 +38,7 @@ type Settings struct {
 	Seed         uint64  `json:"seed"`
 	BootDelay    string  `json:"bootDelay"`
 	Spot         string  `json:"spotInterruptions"`
+	SpotCapacity string  `json:"spotCapacity"`
 	Scheduler    string  `json:"scheduler"`
 	Batch        string  `json:"batch"`
 	PassSeconds  float64 `json:"disruptionPassSeconds"`
@@ -111,12 +112,15 @@ func (rep *Report) fill(env *Env, source string, opts Options) {
 		rep.Input.NodePools = append(rep.Input.NodePools, fmt.Sprintf("%s (%d instance types, class %s)", p.Name, len(p.Types), p.Class))
 	}
 	rep.Settings = Settings{
-		Seed: opts.Seed, BootDelay: opts.BootDelay.String(), Spot: string(opts.Spot), Scheduler: string(opts.Scheduler),
+		Seed: opts.Seed, BootDelay: opts.BootDelay.String(), Spot: string(opts.Spot), SpotCapacity: string(opts.SpotCapacity), Scheduler: string(opts.Scheduler),
 		Batch:       fmt.Sprintf("idle %s, max %s", opts.BatchIdle, opts.BatchMax),
 		PassSeconds: opts.PassInterval.Seconds(), UntilHours: opts.Until.Hours(), RestartDelay: opts.RestartPenalty.String(),
 	}
 	rep.Assumptions = append(rep.Assumptions, w.Assumptions...)
 	rep.Assumptions = append(rep.Assumptions, env.Notes...)
+	if opts.SpotCapacity == SpotCapacityAdvisor {
+		rep.Assumptions = append(rep.Assumptions, spotCapacityAssumption(opts.SpotCapacityVCPUs))
+	}
 	rep.Assumptions = append(rep.Assumptions,
 		"nodes cost their offering's price from launch until the instance has shut down; boot, registration and (for GPU types) device-plugin delays pass before pods run on them",
 		"kube-scheduler is simulated for every policy: a pending pod binds to a ready node with room ("+string(opts.Scheduler)+" scoring) as soon as one exists; resources, taints and node affinity are checked, topology spread and pod affinity are not",

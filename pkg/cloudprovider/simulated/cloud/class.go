@@ -1,6 +1,7 @@
 package cloud
 
 import (
+	"slices"
 	"time"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
@@ -21,6 +22,9 @@ type class struct {
 	dynamic []dynamicOffering
 	// poolsOf maps each of the catalog's offerings that some pool selects to those pools.
 	poolsOf map[*catalog.Offering][]int
+	// exact indexes the pools that select one offering by its key; matching lists the others.
+	exact    map[OfferingKey][]int
+	matching []int
 	// view is the catalog as InstanceTypes last returned it.
 	view []*catalog.InstanceType
 }
@@ -39,7 +43,15 @@ func newClass(name string, cfg ClassConfig) *class {
 		poolUsed:     make([]int, len(cfg.Pools)),
 		resUsed:      map[string]int{},
 		poolsOf:      map[*catalog.Offering][]int{},
+		exact:        map[OfferingKey][]int{},
 		view:         cfg.Catalog.Types,
+	}
+	for i, p := range cfg.Pools {
+		if p.Offering != nil {
+			cls.exact[*p.Offering] = append(cls.exact[*p.Offering], i)
+		} else {
+			cls.matching = append(cls.matching, i)
+		}
 	}
 	for _, id := range cfg.Targeted {
 		cls.targeted[id] = true
@@ -67,12 +79,17 @@ func (cls *class) poolsFor(it *catalog.InstanceType, o *catalog.Offering) []int 
 	if o.CapacityType == apisv1.CapacityTypeReserved {
 		return nil
 	}
-	var out []int
-	for i := range cls.cfg.Pools {
+	out := cls.exact[OfferingKey{InstanceType: it.Name, Zone: o.Zone, CapacityType: o.CapacityType}]
+	if len(cls.matching) == 0 {
+		return out
+	}
+	out = slices.Clone(out)
+	for _, i := range cls.matching {
 		if Selects(cls.cfg.Pools[i].Match, it, o) {
 			out = append(out, i)
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
@@ -31,9 +32,19 @@ type ClassConfig struct {
 // Match selects. Match is read against the labels a node bought through the offering would
 // carry (the type's labels plus zone, zone ID and capacity type); reserved offerings are never
 // selected.
+//
+// A pool with Offering set selects that one offering (its instance type, zone and capacity
+// type) instead, found by key rather than by matching: a cloud can then have a pool for each
+// of thousands of offerings (the simulator's finite spot capacity) at no cost per launch.
 type Pool struct {
 	Match    scheduling.Requirements
+	Offering *OfferingKey
 	Capacity int
+}
+
+// OfferingKey names one on-demand or spot offering.
+type OfferingKey struct {
+	InstanceType, Zone, CapacityType string
 }
 
 // Delays are the durations of an instance's life.
@@ -83,6 +94,9 @@ func (cfg *ClassConfig) validate() error {
 	for i, p := range cfg.Pools {
 		if p.Capacity < 0 {
 			return fmt.Errorf("pool %d: negative capacity %d", i, p.Capacity)
+		}
+		if k := p.Offering; k != nil && (k.InstanceType == "" || k.Zone == "" || k.CapacityType == apisv1.CapacityTypeReserved) {
+			return fmt.Errorf("pool %d: an offering pool names an instance type, a zone and an on-demand or spot capacity type: %+v", i, *k)
 		}
 	}
 	d := cfg.Delays

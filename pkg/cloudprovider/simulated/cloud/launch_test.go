@@ -75,9 +75,20 @@ func TestTargetedReservationNeedsItsID(t *testing.T) {
 	}
 }
 
+// TestPoolExhaustionFallsBackThenFails, with the pool selecting by requirements and by an
+// offering's key, which must behave the same.
 func TestPoolExhaustionFallsBackThenFails(t *testing.T) {
+	for name, pool := range map[string]Pool{
+		"matched": {Match: reqs(types("m.small"), zones("test-1a"), capacityTypes("spot")), Capacity: 2},
+		"keyed":   {Offering: &OfferingKey{InstanceType: "m.small", Zone: "test-1a", CapacityType: "spot"}, Capacity: 2},
+	} {
+		t.Run(name, func(t *testing.T) { testPoolExhaustion(t, pool) })
+	}
+}
+
+func testPoolExhaustion(t *testing.T, pool Pool) {
 	cfg := testConfig(t)
-	cfg.Pools = []Pool{{Match: reqs(types("m.small"), zones("test-1a"), capacityTypes("spot")), Capacity: 2}}
+	cfg.Pools = []Pool{pool}
 	c := newTestCloud(t, cfg)
 	spotA := []scheduling.Requirement{types("m.small"), capacityTypes("spot")}
 	var got []string
