@@ -22,6 +22,20 @@ func runTenon(t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
+// readReport reads the JSON report simulate wrote.
+func readReport(t *testing.T, path string) sim.Report {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no JSON report: %v", err)
+	}
+	var rep sim.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
 func TestSimulateTrace(t *testing.T) {
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "trace.csv")
@@ -43,14 +57,7 @@ func TestSimulateTrace(t *testing.T) {
 	if err != nil || !bytes.Contains(page, []byte("<svg")) {
 		t.Errorf("no HTML report: %v", err)
 	}
-	data, err := os.ReadFile(js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep sim.Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := readReport(t, js)
 	if rep.Settings.Seed != 3 || len(rep.Policies) != 3 || rep.Bound.CostUSD <= 0 {
 		t.Errorf("JSON report: %+v", rep.Settings)
 	}
@@ -89,14 +96,7 @@ func TestSimulateTraceDefaultsRunCPUJobsToo(t *testing.T) {
 	if strings.Contains(out, "not comparable") || strings.Contains(out, "fit no instance type") {
 		t.Errorf("every pod of the trace can run on the default NodePools:\n%s", out)
 	}
-	data, err := os.ReadFile(js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep sim.Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := readReport(t, js)
 	if len(rep.Input.NodePools) != 2 {
 		t.Errorf("default NodePools %v; want a GPU pool and a CPU pool", rep.Input.NodePools)
 	}
@@ -121,14 +121,7 @@ func TestSimulateTimeoutWritesAnIncompleteReport(t *testing.T) {
 	if !strings.Contains(out, "INCOMPLETE") {
 		t.Errorf("the summary does not say the replay is incomplete:\n%s", out)
 	}
-	data, rerr := os.ReadFile(js)
-	if rerr != nil {
-		t.Fatalf("no JSON report written: %v", rerr)
-	}
-	var rep sim.Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := readReport(t, js)
 	if !rep.Incomplete {
 		t.Error("the JSON report is not marked incomplete")
 	}
