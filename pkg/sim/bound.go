@@ -310,7 +310,6 @@ func perUnit(types []bound.Type, idx []int, unit scheduling.Resources) float64 {
 	return best
 }
 
-// admitsType reports whether a shape may run on a type of a pool (taints and labels).
 // placeableShapes tells, for each shape of the workload, whether some instance type of some
 // pool could ever hold one of its pods: the pool's taints tolerated, the pool's and the type's
 // requirements compatible with the pod's, and its requests (the pods slot aside) within the
@@ -353,6 +352,7 @@ func placeableShapes(env *Env) []bool {
 	return out
 }
 
+// admitsType reports whether a shape may run on a type of a pool (taints and labels).
 func admitsType(env *Env, pool, shape int, it *catalog.InstanceType) bool {
 	sh := &env.Workload.Shapes[shape]
 	p := env.Pools[pool]

@@ -3,7 +3,6 @@ package sim
 import (
 	"cmp"
 	"fmt"
-	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
 	"maps"
 	"slices"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/catalog"

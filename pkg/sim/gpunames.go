@@ -31,8 +31,8 @@ func (m GPUModel) String() string {
 // sharing traces: V100M16, V100M32, T4, P100, A10; nvidia-smi's product names, e.g.
 // "NVIDIA A100-SXM4-80GB", "Tesla V100-SXM2-16GB"); the catalog names are those of
 // karpenter.k8s.aws/instance-gpu-name in the embedded catalog (pkg/catalog, from EC2
-// DescribeInstanceTypes' GpuInfo). Models AWS does not sell (P100, P40, P4, K40, the GeForce
-// and Quadro lines, the Alibaba-internal G2 and G3, ...) are not here: a trace's job on one is
+// DescribeInstanceTypes' GpuInfo). Models AWS does not sell (P100, P40, P4, K40, L40, the
+// GeForce and Quadro lines, the Alibaba-internal G2 and G3, ...) are not here: a trace's job on one is
 // reported as unmapped, not guessed.
 var gpuModels = func() []struct{ model, name string } {
 	m := []struct{ model, name string }{
@@ -43,14 +43,18 @@ var gpuModels = func() []struct{ model, name string } {
 		{"h100", "h100"}, {"h200", "h200"}, {"b200", "b200"}, {"b300", "b300"},
 		{"v100", "v100"}, {"k80", "k80"}, {"m60", "m60"},
 		{"l40s", "l40s"}, {"l4", "l4"}, {"t4g", "t4g"}, {"t4", "t4"},
+		// The RTX PRO 6000 Blackwell is sold as its Server Edition (g7e), the RTX PRO 4500
+		// Blackwell as itself (g7).
+		{"rtxproserver6000", "rtx-pro-server-6000"}, {"rtxpro6000", "rtx-pro-server-6000"}, {"rtxpro4500", "rtx-pro-4500"},
 	}
 	slices.SortStableFunc(m, func(a, b struct{ model, name string }) int { return cmp.Compare(len(b.model), len(a.model)) })
 	return m
 }()
 
 // gpuSuffix is one of what may follow a model in a trace's name: a form factor or interconnect
-// (SXM2, SXM4, PCIe, NVL, HBM3, HBM3e) or a memory size, as "80GB", "32G" or Alibaba's "M32".
-var gpuSuffix = regexp.MustCompile(`^(?:sxm[0-9]?|pcie|nvlink|nvl|hbm[0-9]?e?|m([0-9]+)|([0-9]+)gb?|gb)`)
+// (SXM2, SXM4, PCIe, NVL, HBM3, HBM3e), an architecture or edition (Blackwell, Server Edition)
+// or a memory size, as "80GB", "32G" or Alibaba's "M32".
+var gpuSuffix = regexp.MustCompile(`^(?:sxm[0-9]?|pcie|nvlink|nvl|hbm[0-9]?e?|blackwell|serveredition|server|edition|m([0-9]+)|([0-9]+)gb?|gb)`)
 
 // gpuKey lower-cases a trace's GPU name, drops a vendor or line prefix (NVIDIA, Tesla) and
 // keeps letters and digits only: "NVIDIA A100-SXM4-80GB" → a100sxm480gb.
@@ -110,6 +114,9 @@ func MapGPUType(cell string, sold []GPUModel) (models []GPUModel, unmapped []str
 	for _, alt := range strings.Split(cell, "|") {
 		alt = strings.TrimSpace(alt)
 		if alt == "" {
+			continue
+		}
+		if slices.Contains(unmapped, alt) {
 			continue
 		}
 		name, gib, ok := ParseGPUType(alt)

@@ -163,7 +163,7 @@ func (r *run) simulate(ctx context.Context) *PolicyResult {
 		r.q.push(event{at: w.End, kind: evEnd})
 	}
 	until := r.opts.Until
-	stalled, stalledSince := false, time.Duration(-1)
+	stalled, graceOver, stalledSince := false, false, time.Duration(-1)
 	for r.q.len() > 0 {
 		if r.stats.Events%1024 == 0 && ctx.Err() != nil {
 			r.incomplete = true
@@ -173,7 +173,7 @@ func (r *run) simulate(ctx context.Context) *PolicyResult {
 			break
 		}
 		if stalledSince >= 0 && r.q.peek() > stalledSince+settleGrace {
-			stalled = true
+			stalled, graceOver = true, true
 			break
 		}
 		e := r.q.pop()
@@ -202,7 +202,7 @@ func (r *run) simulate(ctx context.Context) *PolicyResult {
 			stalledSince = r.now
 		}
 	}
-	if stalled && stalledSince >= 0 {
+	if graceOver {
 		// The idle nodes left up through the grace are billed until it ends.
 		r.met.advance(stalledSince + settleGrace)
 		r.now = stalledSince + settleGrace

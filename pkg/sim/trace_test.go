@@ -138,7 +138,8 @@ func TestParseGPUType(t *testing.T) {
 		"NVIDIA H100 80GB HBM3": {"h100", 80, true}, "H100 NVL": {"h100", 0, true}, "L40S": {"l40s", 0, true}, "L4": {"l4", 0, true},
 		"a100 40g": {"a100", 40, true},
 		// Not sold on AWS, or not GPU models at all: unmapped, not guessed.
-		"P100": {}, "L40": {}, "G2": {}, "MISC": {}, "GeForce GTX 1080 Ti": {}, "RTX PRO 6000": {}, "V100X": {}, "": {}, "A100M99999999999999999999": {},
+		"RTX PRO 6000": {"rtx-pro-server-6000", 0, true}, "NVIDIA RTX PRO 6000 Blackwell Server Edition": {"rtx-pro-server-6000", 0, true},
+		"P100": {}, "L40": {}, "G2": {}, "MISC": {}, "GeForce GTX 1080 Ti": {}, "RTX 6000 Ada": {}, "V100X": {}, "": {}, "A100M99999999999999999999": {},
 	} {
 		name, gib, ok := ParseGPUType(in)
 		if (want{name, gib, ok}) != w {
@@ -165,6 +166,7 @@ func TestMapGPUType(t *testing.T) {
 		{"V100M64", nil, []string{"V100M64"}}, // no V100 of 64 GiB is sold
 		{"H100", nil, []string{"H100"}},       // not in this catalog
 		{"T4|T4", []GPUModel{{"t4", 0}}, nil},
+		{"P100|P100", nil, []string{"P100"}}, // one row, one unmapped name
 	} {
 		models, unmapped := MapGPUType(tc.cell, gpuModelsSold)
 		if !reflect.DeepEqual(models, tc.models) || !reflect.DeepEqual(unmapped, tc.unmapped) {
