@@ -21,10 +21,6 @@ type ktype struct {
 	// allows it, else on-demand; the cheapest of its kind), price its price.
 	launch catalog.Offering
 	price  float64
-	// open is the offering it launches as when its reservation is spent (spot when allowed,
-	// else on-demand), openPrice its price (< 0: none).
-	open      catalog.Offering
-	openPrice float64
 }
 
 // ksched is Karpenter's provisioning scheduler as documented: pods by CPU then memory,
@@ -39,6 +35,17 @@ type ksched struct {
 	types      [][]ktype         // per pool, cheapest first
 	ok         map[[2]int][]bool // per pool and shape: the types whose labels admit the shape
 	order      []int             // pools by weight (highest first), then name
+	// reserved, allowSpot and queries say per pool which offerings a launch may take.
+	reserved  bool
+	allowSpot []bool
+	queries   []*catalog.Query
+	// now caches, per pool, the cloud's current types by name and the view's version of them.
+	now map[int]currentTypes
+}
+
+type currentTypes struct {
+	version int
+	byName  map[string]*catalog.InstanceType
 }
 
 // kclaim is a claim the scheduler opened.
@@ -52,11 +59,13 @@ type kclaim struct {
 // newKsched ranks every pool's types; with reserved false, reserved offerings are left out (a
 // node group buys through one offering it can always grow in).
 func newKsched(env *Env, reserved bool) *ksched {
-	k := &ksched{env: env, types: make([][]ktype, len(env.Pools)), ok: map[[2]int][]bool{}}
+	k := &ksched{env: env, types: make([][]ktype, len(env.Pools)), ok: map[[2]int][]bool{}, reserved: reserved,
+		allowSpot: make([]bool, len(env.Pools)), queries: make([]*catalog.Query, len(env.Pools)), now: map[int]currentTypes{}}
 	for _, p := range env.Pools {
 		k.order = append(k.order, p.Index)
 		allowSpot := allows(p.Reqs, apisv1.CapacityTypeSpot)
 		q := catalog.NewQuery(p.Solver.Requirements)
+		k.allowSpot[p.Index], k.queries[p.Index] = allowSpot, q
 		for _, it := range p.Types {
 			kt := ktype{it: it, price: -1}
 			best := [3]int{-1, -1, -1} // reserved, spot, on-demand
@@ -85,13 +94,6 @@ func newKsched(env *Env, reserved bool) *ksched {
 			for _, b := range best {
 				if b >= 0 {
 					kt.launch, kt.price = it.Offerings[b], it.Offerings[b].Price
-					break
-				}
-			}
-			kt.openPrice = -1
-			for _, b := range best[1:] {
-				if b >= 0 {
-					kt.open, kt.openPrice = it.Offerings[b], it.Offerings[b].Price
 					break
 				}
 			}
@@ -248,24 +250,64 @@ func (k *ksched) add(c *kclaim, id PodID, req *scheduling.Resources, shape int) 
 	return true
 }
 
-// offer returns the offering type i of a pool launches as now: its reserved offering while
-// the reservation has room (the cloud's current view says), else its open one.
+// offer returns the offering type i of a pool launches as now. When what the cloud sells does
+// not change (no capacity pools, finite spot or reservations), that is the offering chosen at
+// the start (reserved, else spot when allowed, else on-demand; the cheapest of its kind).
+// Otherwise it is chosen the same way among the offerings the cloud can sell now, as
+// Karpenter's launch skips offerings that ran out of capacity: a reserved offering while its
+// reservation has room, spot in a zone whose pool is not full, else on-demand.
 func (k *ksched) offer(v *View, pool, i int) (catalog.Offering, float64, bool) {
 	kt := &k.types[pool][i]
-	if kt.launch.CapacityType != apisv1.CapacityTypeReserved {
+	if !v.r.dynamic {
 		return kt.launch, kt.price, true
 	}
-	for _, it := range v.InstanceTypes(pool) {
-		if it.Name != kt.it.Name {
+	it := k.current(v, pool)[kt.it.Name]
+	if it == nil {
+		return catalog.Offering{}, 0, false
+	}
+	best := [3]int{-1, -1, -1} // reserved, spot, on-demand
+	for j := range it.Offerings {
+		o := &it.Offerings[j]
+		if !o.Usable() || !k.queries[pool].OfferingMatches(o) {
 			continue
 		}
-		for _, o := range it.Offerings {
-			if o.ReservationID == kt.launch.ReservationID && o.Zone == kt.launch.Zone && o.Usable() {
-				return kt.launch, kt.price, true
+		slot := 2
+		switch o.CapacityType {
+		case apisv1.CapacityTypeReserved:
+			if !k.reserved {
+				continue
 			}
+			slot = 0
+		case apisv1.CapacityTypeSpot:
+			if !k.allowSpot[pool] {
+				continue
+			}
+			slot = 1
+		}
+		if best[slot] < 0 || o.Price < it.Offerings[best[slot]].Price {
+			best[slot] = j
 		}
 	}
-	return kt.open, kt.openPrice, kt.openPrice >= 0
+	for _, b := range best {
+		if b >= 0 {
+			return it.Offerings[b], it.Offerings[b].Price, true
+		}
+	}
+	return catalog.Offering{}, 0, false
+}
+
+// current returns the pool's types as the cloud sells them now, by name.
+func (k *ksched) current(v *View, pool int) map[string]*catalog.InstanceType {
+	types, version := v.instanceTypes(pool)
+	if c, ok := k.now[pool]; ok && c.version == version && version != 0 {
+		return c.byName
+	}
+	byName := make(map[string]*catalog.InstanceType, len(types))
+	for _, it := range types {
+		byName[it.Name] = it
+	}
+	k.now[pool] = currentTypes{version: version, byName: byName}
+	return byName
 }
 
 // cheapest returns the claim's type that launches cheapest now, with its offering.

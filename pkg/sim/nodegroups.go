@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
 
@@ -35,7 +37,11 @@ func NodeGroupsPolicy(env *Env, types []string) (Policy, error) {
 	g := &nodeGroups{k: k, groups: groups, unneeded: map[NodeID]time.Duration{}}
 	var names []string
 	for _, gr := range groups {
-		names = append(names, fmt.Sprintf("%s/%s (%s, $%.3f/h)", env.Pools[gr.pool].Name, gr.kt.it.Name, gr.kt.launch.CapacityType, gr.kt.price))
+		fallback := ""
+		if gr.fallback {
+			fallback = ", when its spot group cannot"
+		}
+		names = append(names, fmt.Sprintf("%s/%s (%s, $%.3f/h%s)", env.Pools[gr.pool].Name, gr.kt.it.Name, gr.kt.launch.CapacityType, gr.kt.price, fallback))
 	}
 	return Policy{
 		Name:         PolicyNodeGroup,
@@ -56,6 +62,10 @@ type group struct {
 	pool int
 	idx  int // in ksched.types[pool]
 	kt   ktype
+	// fallback is an on-demand twin of a spot group, scaled up only when no other group can
+	// take the pods (as Cluster Autoscaler's priority expander is set up for spot groups
+	// backed by on-demand ones).
+	fallback bool
 }
 
 type nodeGroups struct {
@@ -198,7 +208,35 @@ func chooseGroups(env *Env, k *ksched, named []string) ([]group, error) {
 			}
 		}
 	}
-	return out, nil
+	return withOnDemandTwins(env, out), nil
+}
+
+// withOnDemandTwins adds, for each spot group of a pool that allows on-demand, its type bought
+// on-demand as a fallback group.
+func withOnDemandTwins(env *Env, groups []group) []group {
+	out := groups
+	for _, g := range groups {
+		p := env.Pools[g.pool]
+		if g.kt.launch.CapacityType != apisv1.CapacityTypeSpot || !allows(p.Reqs, apisv1.CapacityTypeOnDemand) {
+			continue
+		}
+		q := catalog.NewQuery(p.Solver.Requirements)
+		best := -1
+		for i := range g.kt.it.Offerings {
+			o := &g.kt.it.Offerings[i]
+			if o.CapacityType == apisv1.CapacityTypeOnDemand && o.Usable() && q.OfferingMatches(o) && (best < 0 || o.Price < g.kt.it.Offerings[best].Price) {
+				best = i
+			}
+		}
+		if best < 0 {
+			continue
+		}
+		kt := g.kt
+		kt.launch, kt.price = g.kt.it.Offerings[best], g.kt.it.Offerings[best].Price
+		kt.alloc = g.kt.it.Allocatable().Sub(daemonRequests(env, p, g.kt.it.NodeLabels(&kt.launch)))
+		out = append(out, group{pool: g.pool, idx: g.idx, kt: kt, fallback: true})
+	}
+	return out
 }
 
 // fitCount is how many pods of req fit in alloc.
@@ -253,6 +291,9 @@ func (g *nodeGroups) Provision(now time.Time, v *View, pending []PodID) Decision
 	best, bestWaste := -1, 0.0
 	var bestNodes [][]PodID
 	for gi, gr := range g.groups {
+		if gr.fallback || !g.canBuy(v, gr) {
+			continue
+		}
 		bins, waste := g.estimate(v, gr, rest)
 		// Like Cluster Autoscaler, scale up by no more than the limits allow.
 		bins = bins[:min(len(bins), g.allowed(v, gr))]
@@ -263,15 +304,50 @@ func (g *nodeGroups) Provision(now time.Time, v *View, pending []PodID) Decision
 			best, bestWaste, bestNodes = gi, waste, bins
 		}
 	}
+	for gi, gr := range g.groups {
+		// The on-demand twins only when no other group can take the pods.
+		if !gr.fallback || len(bestNodes) > 0 && !g.groups[best].fallback || !g.canBuy(v, gr) {
+			continue
+		}
+		bins, waste := g.estimate(v, gr, rest)
+		bins = bins[:min(len(bins), g.allowed(v, gr))]
+		if len(bins) > 0 && (best < 0 || waste < bestWaste) {
+			best, bestWaste, bestNodes = gi, waste, bins
+		}
+	}
 	if best < 0 {
 		return d
 	}
 	gr := g.groups[best]
+	// A group is an Auto Scaling group of one type and purchase option across the pool's
+	// zones: a zone without capacity sends the launch to another.
+	opts := g.k.env.Pools[gr.pool].Solver.Requirements.Add(scheduling.In(apisv1.LabelInstanceType, gr.kt.it.Name)).Add(scheduling.In(apisv1.CapacityTypeLabelKey, gr.kt.launch.CapacityType))
 	for _, pods := range bestNodes {
-		d.Launch = append(d.Launch, Launch{Pool: gr.pool, Type: gr.kt.it, Offering: gr.kt.launch, Pods: pods})
+		d.Launch = append(d.Launch, Launch{Pool: gr.pool, Type: gr.kt.it, Offering: gr.kt.launch, Options: opts, Pods: pods})
 	}
 	g.lastAdd, g.added = v.Now(), true
 	return d
+}
+
+// canBuy reports whether the group's type can be bought now through its purchase option in
+// some zone. Without capacity pools, finite spot or reservations it always can; with them, a
+// group with no capacity left is passed over, as Cluster Autoscaler backs off a group whose
+// scale-up failed (here without the failed attempt).
+func (g *nodeGroups) canBuy(v *View, gr group) bool {
+	if !v.r.dynamic {
+		return true
+	}
+	it := g.k.current(v, gr.pool)[gr.kt.it.Name]
+	if it == nil {
+		return false
+	}
+	q := g.k.queries[gr.pool]
+	for i := range it.Offerings {
+		if o := &it.Offerings[i]; o.Usable() && o.CapacityType == gr.kt.launch.CapacityType && q.OfferingMatches(o) {
+			return true
+		}
+	}
+	return false
 }
 
 // estimate packs the pods the group can hold onto new nodes of its type, first fit with the

@@ -23,9 +23,8 @@ type Options struct {
 	// SpotCapacity chooses how many instances each spot offering can sell at once:
 	// SpotCapacityUnlimited (the default) or SpotCapacityAdvisor (by its Spot Advisor bucket,
 	// see spotPools). SpotCapacityVCPUs is the vCPUs an offering of the lowest-risk bucket
-	// sells (default 4,096). The finite model is not the default yet: the karpenter-like and
-	// node-groups baselines do not handle spot running out as their real counterparts do
-	// (docs/performance.md).
+	// sells (default 4,096). The finite model is not the default yet: replays under it are
+	// several times slower (docs/performance.md).
 	SpotCapacity      SpotCapacityMode
 	SpotCapacityVCPUs int64
 	// BatchIdle and BatchMax are the provisioning batcher's windows (1 s and 10 s, as
