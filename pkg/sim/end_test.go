@@ -75,7 +75,8 @@ func TestAStoppedReplayIsMarkedIncomplete(t *testing.T) {
 // With finite spot capacity, a spot offering sells no more than its pool: here one m5.large
 // (8 vCPUs for the lowest bucket, halved twice for m5's 10–15% bucket, over 2 vCPUs), so of
 // three pods that each need a node of their own, one runs on spot and two on on-demand, at
-// once. With unlimited spot all three run on spot.
+// once, under every policy, and no disruption command is cancelled for a replacement that
+// could not launch. With unlimited spot all three run on spot.
 func TestFiniteSpotCapacityFallsBackToOnDemand(t *testing.T) {
 	set := parseSet(t, strings.Replace(poolYAML("m5.large"), "values: [on-demand]", "values: [spot, on-demand]", 1))
 	env := traceEnv(t, set, "0,3600,3,1500,1024,0,\n")
@@ -88,18 +89,20 @@ func TestFiniteSpotCapacityFallsBackToOnDemand(t *testing.T) {
 	}{{SpotCapacityAdvisor, 1, 2}, {SpotCapacityUnlimited, 3, 0}} {
 		opts := exact()
 		opts.SpotCapacity, opts.SpotCapacityVCPUs = tc.mode, 8
-		p := policy(t, simulate(t, env, opts, PolicyTenon), PolicyTenon)
-		spot, onDm := 0, 0
-		for _, u := range p.TypeMix {
-			switch u.CapacityType {
-			case "spot":
-				spot += u.Nodes
-			case "on-demand":
-				onDm += u.Nodes
+		for _, p := range simulate(t, env, opts).Policies {
+			spot, onDm := 0, 0
+			for _, u := range p.TypeMix {
+				switch u.CapacityType {
+				case "spot":
+					spot += u.Nodes
+				case "on-demand":
+					onDm += u.Nodes
+				}
 			}
-		}
-		if spot != tc.spot || onDm != tc.onDm || p.PodsStarted != 3 {
-			t.Errorf("%s: %d spot and %d on-demand nodes, %d pods started; want %d, %d and 3", tc.mode, spot, onDm, p.PodsStarted, tc.spot, tc.onDm)
+			if spot != tc.spot || onDm != tc.onDm || p.PodsStarted != 3 || p.Stats.Cancelled != 0 {
+				t.Errorf("%s, %s: %d spot and %d on-demand nodes, %d pods started, %d commands cancelled; want %d, %d, 3 and 0",
+					tc.mode, p.Policy, spot, onDm, p.PodsStarted, p.Stats.Cancelled, tc.spot, tc.onDm)
+			}
 		}
 	}
 }

@@ -66,6 +66,8 @@ type run struct {
 	// dynamic is set when some class limits capacity (capacity pools, finite spot,
 	// reservations): what the cloud sells then changes as instances come and go.
 	dynamic bool
+	// retryEpoch is capEpoch+1 when pods were last offered again after a failed launch.
+	retryEpoch uint64
 }
 
 // settleGrace is how long a replay goes on once it has stalled (every job submitted, no pod
@@ -379,12 +381,22 @@ func (r *run) provision() {
 			r.nominate(p, n)
 		}
 	}
+	failed := false
 	for _, l := range d.Launch {
-		r.launch(l, -1)
+		failed = r.launch(l, -1) == nil || failed
 	}
-	for _, id := range pending {
-		if p := &r.pods[id]; p.State == PodPending {
-			p.stuck = r.capEpoch + 1
+	// A launch that failed (its offerings ran out between the decision and the launch, as
+	// when a decision buys several nodes of a pool that has room for fewer) leaves its pods to
+	// be offered again at the next batch or scan, once per capacity epoch: the provisioner then
+	// sees the pool full. Otherwise the pods left pending wait for the capacity to change.
+	if failed && r.retryEpoch != r.capEpoch+1 {
+		r.retryEpoch = r.capEpoch + 1
+		r.trigger()
+	} else {
+		for _, id := range pending {
+			if p := &r.pods[id]; p.State == PodPending {
+				p.stuck = r.capEpoch + 1
+			}
 		}
 	}
 	// A scanning policy (Cluster Autoscaler) scales one group per scan: while scans make
