@@ -67,39 +67,11 @@ func newKsched(env *Env, reserved bool) *ksched {
 		q := catalog.NewQuery(p.Solver.Requirements)
 		k.allowSpot[p.Index], k.queries[p.Index] = allowSpot, q
 		for _, it := range p.Types {
-			kt := ktype{it: it, price: -1}
-			best := [3]int{-1, -1, -1} // reserved, spot, on-demand
-			for i := range it.Offerings {
-				o := &it.Offerings[i]
-				if !o.Usable() || !q.OfferingMatches(o) {
-					continue
-				}
-				slot := 2
-				switch o.CapacityType {
-				case apisv1.CapacityTypeReserved:
-					if !reserved {
-						continue
-					}
-					slot = 0
-				case apisv1.CapacityTypeSpot:
-					if !allowSpot {
-						continue
-					}
-					slot = 1
-				}
-				if best[slot] < 0 || o.Price < it.Offerings[best[slot]].Price {
-					best[slot] = i
-				}
-			}
-			for _, b := range best {
-				if b >= 0 {
-					kt.launch, kt.price = it.Offerings[b], it.Offerings[b].Price
-					break
-				}
-			}
-			if kt.price < 0 {
+			b := launchOffering(it, q, reserved, allowSpot)
+			if b < 0 {
 				continue
 			}
+			kt := ktype{it: it, launch: it.Offerings[b], price: it.Offerings[b].Price}
 			kt.alloc = it.Allocatable().Sub(daemonRequests(env, p, it.NodeLabels(&kt.launch)))
 			k.types[p.Index] = append(k.types[p.Index], kt)
 		}
@@ -265,35 +237,45 @@ func (k *ksched) offer(v *View, pool, i int) (catalog.Offering, float64, bool) {
 	if it == nil {
 		return catalog.Offering{}, 0, false
 	}
+	if b := launchOffering(it, k.queries[pool], k.reserved, k.allowSpot[pool]); b >= 0 {
+		return it.Offerings[b], it.Offerings[b].Price, true
+	}
+	return catalog.Offering{}, 0, false
+}
+
+// launchOffering returns the index of the offering of it Karpenter's launch takes among the
+// usable ones q allows: the cheapest reserved one (when reserved is set), else the cheapest
+// spot one (when allowSpot is), else the cheapest on-demand one; -1 when there is none.
+func launchOffering(it *catalog.InstanceType, q *catalog.Query, reserved, allowSpot bool) int {
 	best := [3]int{-1, -1, -1} // reserved, spot, on-demand
-	for j := range it.Offerings {
-		o := &it.Offerings[j]
-		if !o.Usable() || !k.queries[pool].OfferingMatches(o) {
+	for i := range it.Offerings {
+		o := &it.Offerings[i]
+		if !o.Usable() || !q.OfferingMatches(o) {
 			continue
 		}
 		slot := 2
 		switch o.CapacityType {
 		case apisv1.CapacityTypeReserved:
-			if !k.reserved {
+			if !reserved {
 				continue
 			}
 			slot = 0
 		case apisv1.CapacityTypeSpot:
-			if !k.allowSpot[pool] {
+			if !allowSpot {
 				continue
 			}
 			slot = 1
 		}
 		if best[slot] < 0 || o.Price < it.Offerings[best[slot]].Price {
-			best[slot] = j
+			best[slot] = i
 		}
 	}
 	for _, b := range best {
 		if b >= 0 {
-			return it.Offerings[b], it.Offerings[b].Price, true
+			return b
 		}
 	}
-	return catalog.Offering{}, 0, false
+	return -1
 }
 
 // current returns the pool's types as the cloud sells them now, by name.
