@@ -63,3 +63,37 @@ func TestNodeGroupsGiveEachGPUShapeAGroupItFills(t *testing.T) {
 		t.Errorf("a 1-GPU pod wastes no less on %s than on %s", one.kt.it.Name, eight.kt.it.Name)
 	}
 }
+
+// The least-waste score counts GPUs: with two groups whose CPU and memory waste favour the
+// 8-GPU one for a 1-GPU pod (it has just the CPU and memory the pod needs, the 1-GPU group much
+// more), the GPUs it would leave idle make the 1-GPU group the better choice.
+func TestLeastWasteCountsIdleGPUs(t *testing.T) {
+	set, err := manifest.Load("../../examples/simulate/gpu-nodepools.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := traceEnv(t, set, "0,3600,1,9000,36864,1,\n")
+	k := newKsched(env, false)
+	groups, err := chooseGroups(env, k, nil)
+	if err != nil || len(groups) == 0 {
+		t.Fatalf("groups %v, %v", groups, err)
+	}
+	r, err := newRun(env, exact().withDefaults(), Policy{Name: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc := func(cpu, mem, gpus int64) scheduling.Resources {
+		var a scheduling.Resources
+		a[scheduling.CPU], a[scheduling.Memory], a[scheduling.NvidiaGPU], a[scheduling.Pods] = cpu, mem, gpus, 110
+		return a
+	}
+	one, eight := groups[0], groups[0] // the type admits the pod; only the room differs
+	one.kt.alloc = alloc(16000, 64<<30, 1)
+	eight.kt.alloc = alloc(10000, 40<<30, 8)
+	g := &nodeGroups{k: k, groups: []group{one, eight}}
+	_, w1 := g.estimate(r.view, one, []PodID{0})
+	_, w8 := g.estimate(r.view, eight, []PodID{0})
+	if w1 >= w8 {
+		t.Errorf("waste %.3f on the 1-GPU group, %.3f on the 8-GPU one: idle GPUs must count", w1, w8)
+	}
+}
