@@ -9,7 +9,6 @@ import (
 	"time"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
-	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
 
@@ -208,26 +207,19 @@ func chooseGroups(env *Env, k *ksched, named []string) ([]group, error) {
 			}
 		}
 	}
-	return withOnDemandTwins(env, out), nil
+	return withOnDemandTwins(env, k, out), nil
 }
 
 // withOnDemandTwins adds, for each spot group of a pool that allows on-demand, its type bought
-// on-demand as a fallback group.
-func withOnDemandTwins(env *Env, groups []group) []group {
-	out := groups
+// on-demand (its cheapest on-demand offering) as a fallback group.
+func withOnDemandTwins(env *Env, k *ksched, groups []group) []group {
+	out := slices.Clip(groups)
 	for _, g := range groups {
 		p := env.Pools[g.pool]
 		if g.kt.launch.CapacityType != apisv1.CapacityTypeSpot || !allows(p.Reqs, apisv1.CapacityTypeOnDemand) {
 			continue
 		}
-		q := catalog.NewQuery(p.Solver.Requirements)
-		best := -1
-		for i := range g.kt.it.Offerings {
-			o := &g.kt.it.Offerings[i]
-			if o.CapacityType == apisv1.CapacityTypeOnDemand && o.Usable() && q.OfferingMatches(o) && (best < 0 || o.Price < g.kt.it.Offerings[best].Price) {
-				best = i
-			}
-		}
+		best := launchOffering(g.kt.it, k.queries[g.pool], false, false)
 		if best < 0 {
 			continue
 		}
@@ -288,31 +280,23 @@ func (g *nodeGroups) Provision(now time.Time, v *View, pending []PodID) Decision
 	if len(rest) == 0 {
 		return d
 	}
+	// The groups first, their on-demand twins only when no group can take the pods.
 	best, bestWaste := -1, 0.0
 	var bestNodes [][]PodID
-	for gi, gr := range g.groups {
-		if gr.fallback || !g.canBuy(v, gr) {
-			continue
+	for _, fallback := range [...]bool{false, true} {
+		if best >= 0 {
+			break
 		}
-		bins, waste := g.estimate(v, gr, rest)
-		// Like Cluster Autoscaler, scale up by no more than the limits allow.
-		bins = bins[:min(len(bins), g.allowed(v, gr))]
-		if len(bins) == 0 {
-			continue
-		}
-		if best < 0 || waste < bestWaste || waste == bestWaste && len(bins) < len(bestNodes) {
-			best, bestWaste, bestNodes = gi, waste, bins
-		}
-	}
-	for gi, gr := range g.groups {
-		// The on-demand twins only when no other group can take the pods.
-		if !gr.fallback || len(bestNodes) > 0 && !g.groups[best].fallback || !g.canBuy(v, gr) {
-			continue
-		}
-		bins, waste := g.estimate(v, gr, rest)
-		bins = bins[:min(len(bins), g.allowed(v, gr))]
-		if len(bins) > 0 && (best < 0 || waste < bestWaste) {
-			best, bestWaste, bestNodes = gi, waste, bins
+		for gi, gr := range g.groups {
+			if gr.fallback != fallback || !g.canBuy(v, gr) {
+				continue
+			}
+			bins, waste := g.estimate(v, gr, rest)
+			// Like Cluster Autoscaler, scale up by no more than the limits allow.
+			bins = bins[:min(len(bins), g.allowed(v, gr))]
+			if len(bins) > 0 && (best < 0 || waste < bestWaste || waste == bestWaste && len(bins) < len(bestNodes)) {
+				best, bestWaste, bestNodes = gi, waste, bins
+			}
 		}
 	}
 	if best < 0 {
