@@ -69,7 +69,9 @@ func (f *controllerFlags) registerDisruption(fs *pflag.FlagSet) {
 	fs.DurationVar(&d.FailureBackoff, "disruption-failure-backoff", 0, "how long the nodes of a failed disruption command are left alone (default 5m)")
 	fs.DurationVar(&d.OrphanTaintInterval, "disruption-orphan-taint-interval", 0, "how often karpenter.sh/disrupted taints that no disruption command owns are removed (default 1m)")
 	fs.DurationVar(&d.DriftCheckInterval, "drift-check-interval", 0, "how long the cloud provider's drift verdict on a NodeClaim is reused (default 1m)")
-	registerDecisionFlags(fs, &d.Decision, func(g featuregates.Gates) { f.opts.StaticCapacity = g.StaticCapacity })
+	registerDecisionFlags(fs, &d.Decision, func(g featuregates.Gates) {
+		f.opts.StaticCapacity, f.opts.NodeOverlay = g.StaticCapacity, g.NodeOverlay
+	})
 }
 
 // registerDecisionFlags adds the flags that tune the disruption decision; `tenon explain` takes
@@ -82,7 +84,7 @@ func registerDecisionFlags(fs *pflag.FlagSet, o *disruption.Options, also ...fun
 			f(g)
 		}
 	}), "feature-gates",
-		"Karpenter's feature gates, Name=true|false comma-separated ("+strings.Join(featuregates.Names(), ", ")+"); SpotToSpotConsolidation (default false) lets consolidation replace spot by spot; StaticCapacity (default false) keeps static NodePools at spec.replicas")
+		"Karpenter's feature gates, Name=true|false comma-separated ("+strings.Join(featuregates.Names(), ", ")+"); SpotToSpotConsolidation (default false) lets consolidation replace spot by spot; StaticCapacity (default false) keeps static NodePools at spec.replicas; NodeOverlay (default false) applies NodeOverlays to instance types")
 	fs.Float64Var(&o.MinSavingsFraction, "consolidation-min-savings-fraction", 0, "least fraction of the candidates' price a consolidation must save (default 0.02; per nodepool: annotation tenon.sh/consolidation-min-savings-fraction)")
 	fs.Float64Var(&o.MinSavingsPerHour, "consolidation-min-savings-per-hour", 0, "least $/h a consolidation must save (default 0.001; per nodepool: annotation tenon.sh/consolidation-min-savings-per-hour)")
 	fs.IntVar(&o.SpotToSpotMinInstanceTypes, "spot-to-spot-min-instance-types", 0, "instance types cheaper than a spot node its spot replacement must be able to use (default 15)")

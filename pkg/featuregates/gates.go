@@ -3,8 +3,9 @@
 //
 // tenon implements SpotToSpotConsolidation (default false: a spot node is never replaced by
 // spot), ReservedCapacity (default true; tenon always uses reserved capacity, so only true
-// is accepted) and StaticCapacity (default false: static NodePools, spec.replicas, are kept
-// at their replicas only when it is on). Karpenter's other gates name features tenon does not have: they are accepted
+// is accepted), StaticCapacity (default false: static NodePools, spec.replicas, are kept
+// at their replicas only when it is on) and NodeOverlay (default false: NodeOverlays are
+// applied to instance types only when it is on). Karpenter's other gates name features tenon does not have: they are accepted
 // at their default (false) and refused when switched on, and an unknown name is an error, so
 // no gate is silently ignored.
 package featuregates
@@ -34,6 +35,8 @@ type Gates struct {
 	ReservedCapacity bool
 	// StaticCapacity runs the controller that keeps static NodePools at spec.replicas.
 	StaticCapacity bool
+	// NodeOverlay applies NodeOverlays to the instance types tenon plans with.
+	NodeOverlay bool
 }
 
 // Defaults returns Karpenter's defaults.
@@ -52,7 +55,7 @@ var gates = []gate{
 	{name: SpotToSpotConsolidation, set: func(g *Gates, v bool) { g.SpotToSpotConsolidation = v }},
 	{name: ReservedCapacity, def: true, fixed: "tenon always uses reserved capacity a NodePool allows", set: func(g *Gates, v bool) { g.ReservedCapacity = v }},
 	{name: NodeRepair, fixed: "tenon does not repair unhealthy nodes"},
-	{name: NodeOverlay, fixed: "tenon does not implement NodeOverlay"},
+	{name: NodeOverlay, set: func(g *Gates, v bool) { g.NodeOverlay = v }},
 	{name: StaticCapacity, set: func(g *Gates, v bool) { g.StaticCapacity = v }},
 	{name: CapacityBuffer, fixed: "tenon does not implement capacity buffers"},
 }
@@ -111,6 +114,8 @@ func (g Gates) String() string {
 			v = g.ReservedCapacity
 		case StaticCapacity:
 			v = g.StaticCapacity
+		case NodeOverlay:
+			v = g.NodeOverlay
 		}
 		parts[i] = gt.name + "=" + strconv.FormatBool(v)
 	}

@@ -46,3 +46,16 @@ func TestFeatureGateStaticCapacityIsOffByDefaultAndCanBeSwitchedOn(t *testing.T)
 		t.Errorf("String does not round-trip: %s", g)
 	}
 }
+
+func TestFeatureGateNodeOverlayIsOffByDefaultAndCanBeSwitchedOn(t *testing.T) {
+	if g, _ := Parse(""); g.NodeOverlay {
+		t.Error("NodeOverlay is on by default; Karpenter's default is off")
+	}
+	g, err := Parse("NodeOverlay=true")
+	if err != nil || !g.NodeOverlay {
+		t.Fatalf("Parse(NodeOverlay=true) = %+v, %v", g, err)
+	}
+	if g, _ := Parse(g.String()); !g.NodeOverlay {
+		t.Errorf("String does not round-trip: %s", g)
+	}
+}

@@ -25,7 +25,7 @@ var readGroups = map[string]bool{
 }
 
 // crdKinds are the kinds, by version, of the custom-resource groups tenon reads that have no
-// CRD embedded in pkg/apis/crds: Karpenter's own, which tenon keeps aside but does not act on.
+// CRD embedded in pkg/apis/crds, and the providers' and Karpenter's kinds read from Set.Other.
 var crdKinds = map[schema.GroupKind][]string{
 	{Group: karpv1.Group, Kind: "NodeOverlay"}:       {"v1alpha1"},
 	{Group: karpv1.AWSGroup, Kind: "EC2NodeClass"}:   {"v1", "v1beta1"},

@@ -30,6 +30,7 @@ import (
 	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/garbagecollection"
 	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/lifecycle"
 	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/termination"
+	"github.com/tenon-sh/tenon/pkg/controllers/nodeoverlay"
 	staticpool "github.com/tenon-sh/tenon/pkg/controllers/nodepool/static"
 	"github.com/tenon-sh/tenon/pkg/controllers/nodepool/status"
 	"github.com/tenon-sh/tenon/pkg/controllers/provisioning"
@@ -74,6 +75,11 @@ type Options struct {
 	// controller that keeps static NodePools at spec.replicas; StaticNodePool tunes it.
 	StaticCapacity bool
 	StaticNodePool staticpool.Options
+	// NodeOverlay (the NodeOverlay feature gate, default off, as in Karpenter) applies
+	// NodeOverlays to the instance types provisioning and disruption plan with; NodeOverlays
+	// tunes their controller.
+	NodeOverlay  bool
+	NodeOverlays nodeoverlay.Options
 
 	// AWS configures the aws provider (--cluster-name, --interruption-queue, ...).
 	AWS aws.Config
@@ -117,7 +123,11 @@ type Operator struct {
 	Cloud   cloudprovider.CloudProvider
 	// Measured is Cloud decorated with karpenter_cloudprovider_* metrics; every controller
 	// calls the provider through it.
-	Measured    cloudprovider.CloudProvider
+	Measured cloudprovider.CloudProvider
+	// Planned is Measured with the NodeOverlays applied to its instance types: the provider
+	// provisioning and disruption plan with.
+	Planned     cloudprovider.CloudProvider
+	Overlays    *nodeoverlay.Store
 	Unavailable *cloudprovider.UnavailableOfferings
 	Provisioner *provisioning.Provisioner
 	// Disruption is nil when Options.Disruption.Disabled.
@@ -191,6 +201,8 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 		return nil, err
 	}
 	o.Measured = cpmetrics.Decorate(o.Cloud)
+	o.Overlays = nodeoverlay.NewStore(opts.NodeOverlay)
+	o.Planned = nodeoverlay.Decorate(o.Measured, o.Overlays)
 	if err := o.Cluster.Register(ctx, mgr.GetCache()); err != nil {
 		return nil, err
 	}
@@ -215,8 +227,15 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 	if err := status.Register(mgr, status.Deps{CloudProvider: o.Measured}, opts.NodePoolStatus); err != nil {
 		return nil, err
 	}
+	opts.NodeOverlays.Enabled = opts.NodeOverlays.Enabled || opts.NodeOverlay
+	if len(opts.NodeOverlays.NodeClasses) == 0 {
+		opts.NodeOverlays.NodeClasses = opts.NodePoolStatus.NodeClasses
+	}
+	if _, err := nodeoverlay.Register(mgr, nodeoverlay.Deps{Cloud: o.Measured, Store: o.Overlays}, opts.NodeOverlays); err != nil {
+		return nil, err
+	}
 	if opts.StaticCapacity {
-		if err := staticpool.Register(mgr, staticpool.Deps{CloudProvider: o.Measured, Filter: o.Unavailable}, opts.StaticNodePool); err != nil {
+		if err := staticpool.Register(mgr, staticpool.Deps{CloudProvider: o.Planned, Filter: o.Unavailable}, opts.StaticNodePool); err != nil {
 			return nil, err
 		}
 	}
@@ -236,9 +255,10 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 		opts.Disruption.Decision.PreferencePolicy = opts.Provisioning.PreferencePolicy
 	}
 	o.Provisioner = provisioning.New(provisioning.Deps{
-		Client: mgr.GetClient(), Cluster: o.Cluster, Cloud: o.Measured, Filter: o.Unavailable,
+		Client: mgr.GetClient(), Cluster: o.Cluster, Cloud: o.Planned, Filter: o.Unavailable,
 		Recorder: events.New(mgr.GetEventRecorderFor("tenon"), events.Options{}), Log: log.WithName("provisioner"),
 	}, opts.Provisioning)
+	o.Overlays.OnChange(o.Provisioner.Trigger) // new prices or capacity may fit pods waiting
 	if err := o.Provisioner.Register(ctx, mgr.GetCache()); err != nil {
 		return nil, err
 	}
@@ -248,7 +268,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 	if !opts.Disruption.Disabled {
 		opts.Disruption.StaticCapacity = opts.Disruption.StaticCapacity || opts.StaticCapacity // one gate for both
 		o.Disruption, err = disruptionctrl.Register(mgr, disruptionctrl.Deps{
-			Cluster: o.Cluster, Cloud: o.Measured, Filter: o.Unavailable, Schedulers: opts.Provisioning.Schedulers,
+			Cluster: o.Cluster, Cloud: o.Planned, Filter: o.Unavailable, Schedulers: opts.Provisioning.Schedulers,
 			Recorder: events.New(mgr.GetEventRecorderFor("tenon"), events.Options{}), Log: log.WithName("disruption"),
 		}, opts.Disruption)
 		if err != nil {

@@ -11,9 +11,11 @@ import (
 
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/apis/v1alpha1"
 
 	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/manifest"
+	"github.com/tenon-sh/tenon/pkg/overlay"
 	"github.com/tenon-sh/tenon/pkg/snapshot"
 	"github.com/tenon-sh/tenon/pkg/solver"
 )
@@ -37,6 +39,8 @@ type Input struct {
 	// Ignored are the kinds of the workload manifests and of the existing nodes' manifests that
 	// tenon plan does not read, for it to say so.
 	Ignored, IgnoredExisting []manifest.KindCount
+	// Overlays says which of the manifests' NodeOverlays are not applied, and why.
+	Overlays []string
 }
 
 // Kinds that tenon plan reads from the workload manifests, and from those of existing nodes.
@@ -48,7 +52,7 @@ var (
 		{Group: "apps", Kind: "StatefulSet"}, {Group: "apps", Kind: "DaemonSet"}, {Group: "batch", Kind: "Job"},
 		{Group: "batch", Kind: "CronJob"}, {Group: "scheduling.k8s.io", Kind: "PriorityClass"},
 		{Group: "node.k8s.io", Kind: "RuntimeClass"}, {Group: "storage.k8s.io", Kind: "StorageClass"},
-		{Kind: "PersistentVolumeClaim"}, {Kind: "PersistentVolume"},
+		{Kind: "PersistentVolumeClaim"}, {Kind: "PersistentVolume"}, v1alpha1.NodeOverlayGroupKind,
 	}
 	existingKinds = []schema.GroupKind{
 		{Kind: "Node"}, {Kind: "Pod"}, {Kind: "Namespace"}, {Group: "scheduling.k8s.io", Kind: "PriorityClass"},
@@ -104,6 +108,7 @@ func Build(work, existing *manifest.Set, opts Options) (*Input, error) {
 			}
 		}
 	}
+	var pools []overlay.Pool
 	for _, np := range work.NodePools {
 		var its []*catalog.InstanceType
 		ok := false
@@ -123,7 +128,22 @@ func Build(work, existing *manifest.Set, opts Options) (*Input, error) {
 			}
 			its = cat.Types
 		}
-		sp, err := snapshot.NodePool(np, its, usage[np.Name])
+		pools = append(pools, overlay.Pool{NodePool: np, Types: its})
+	}
+	// The manifests' NodeOverlays apply as on a cluster with the NodeOverlay gate on.
+	overlays, err := overlay.FromSet(work)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	eval := overlay.Evaluate(overlays, pools)
+	in.Overlays = eval.Problems()
+	for _, p := range pools {
+		its, err := eval.Apply(p.NodePool.Name, p.Types)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		sp, err := snapshot.NodePool(p.NodePool, its, usage[p.NodePool.Name])
 		if err != nil {
 			errs = append(errs, err)
 			continue

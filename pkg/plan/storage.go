@@ -90,4 +90,7 @@ func (in *Input) WriteIgnored(w io.Writer) {
 			fmt.Fprintf(w, "tenon plan: ignored %s (given with %s); %s\n", k.Describe(), set.flag, why)
 		}
 	}
+	for _, p := range in.Overlays {
+		fmt.Fprintf(w, "tenon plan: %s\n", p)
+	}
 }

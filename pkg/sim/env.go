@@ -19,6 +19,7 @@ import (
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/cloud"
 	"github.com/tenon-sh/tenon/pkg/manifest"
+	"github.com/tenon-sh/tenon/pkg/overlay"
 	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/snapshot"
 	"github.com/tenon-sh/tenon/pkg/solver"
@@ -134,6 +135,13 @@ func NewEnv(set *manifest.Set, w *Workload, opts EnvOptions) (*Env, error) {
 	}
 	if len(e.Pools) == 0 {
 		return nil, fmt.Errorf("the manifests define no dynamic NodePool: tenon can only buy nodes through a NodePool")
+	}
+	overlays, err := overlay.FromSet(set)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range overlays {
+		e.Notes = append(e.Notes, fmt.Sprintf("NodeOverlay %s is not applied: tenon simulate does not apply NodeOverlays yet (tenon plan and the controller do)", o.Name))
 	}
 	e.collectKeys()
 	return e, nil

@@ -114,3 +114,11 @@ func setReady(conditions *[]metav1.Condition, dependents []string, generation in
 	}
 	return setCondition(conditions, ready, now)
 }
+
+// SetConditions records c at time now in conditions (the transition time changes only when the
+// status does) and recomputes Ready from dependents, for the API types of other versions in
+// this group. It reports whether any condition changed.
+func SetConditions(conditions *[]metav1.Condition, c metav1.Condition, dependents []string, generation int64, now time.Time) bool {
+	changed := setCondition(conditions, c, now)
+	return setReady(conditions, dependents, generation, now) || changed
+}

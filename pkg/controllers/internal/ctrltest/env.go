@@ -19,6 +19,7 @@ import (
 	"github.com/tenon-sh/tenon/pkg/apis/crds"
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	apisv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/v1alpha1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated"
 	"github.com/tenon-sh/tenon/pkg/controllers/nodeclaim/garbagecollection"
@@ -45,7 +46,7 @@ func Start(t *testing.T) *Env {
 	}
 	cp := testenv.Start(t, controlplane.Options{Scheduler: true, ControllerManager: true, Kwok: true, CRDs: all})
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apisv1.AddToScheme, simv1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apisv1.AddToScheme, apisv1alpha1.AddToScheme, simv1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,60 @@
+package nodeoverlay
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider"
+)
+
+// Decorate returns cp with the store's overlays applied to GetInstanceTypes; every other call
+// goes to cp unchanged. A provider that is also an InterruptionQueue stays one.
+func Decorate(cp cloudprovider.CloudProvider, s *Store) cloudprovider.CloudProvider {
+	d := &decorator{CloudProvider: cp, store: s}
+	if q, ok := cp.(cloudprovider.InterruptionQueue); ok {
+		return &queueDecorator{decorator: d, InterruptionQueue: q}
+	}
+	return d
+}
+
+var (
+	_ cloudprovider.HashStamper       = (*decorator)(nil)
+	_ cloudprovider.InterruptionQueue = (*queueDecorator)(nil)
+)
+
+type decorator struct {
+	cloudprovider.CloudProvider
+	store *Store
+}
+
+type queueDecorator struct {
+	*decorator
+	cloudprovider.InterruptionQueue
+}
+
+// NodeClasses resolves the ambiguity between the two embedded interfaces.
+func (q *queueDecorator) NodeClasses() []schema.GroupKind { return q.decorator.NodeClasses() }
+
+// StampHash forwards to the provider when it is a cloudprovider.HashStamper.
+func (d *decorator) StampHash(ctx context.Context, claim *apisv1.NodeClaim) (from, to string, err error) {
+	if s, ok := d.CloudProvider.(cloudprovider.HashStamper); ok {
+		return s.StampHash(ctx, claim)
+	}
+	return "", "", nil
+}
+
+func (d *decorator) GetInstanceTypes(ctx context.Context, np *apisv1.NodePool) ([]*catalog.InstanceType, error) {
+	its, err := d.CloudProvider.GetInstanceTypes(ctx, np)
+	if err != nil {
+		return nil, err
+	}
+	out, err := d.store.apply(np.Name, its)
+	if err != nil {
+		return nil, fmt.Errorf("applying nodeoverlays: %w", err)
+	}
+	return out, nil
+}
