@@ -17,6 +17,7 @@ import (
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/registry"
 	disruptionctrl "github.com/tenon-sh/tenon/pkg/controllers/disruption"
+	"github.com/tenon-sh/tenon/pkg/controllers/nodeoverlay"
 	"github.com/tenon-sh/tenon/pkg/disruption"
 	"github.com/tenon-sh/tenon/pkg/featuregates"
 	"github.com/tenon-sh/tenon/pkg/operator"
@@ -28,7 +29,7 @@ func newExplain() *cobra.Command {
 	var kubeconfig, kubeContext, cloud string
 	var schedulers []string
 	var decision disruption.Options
-	var static bool
+	var static, overlays bool
 	var awsCfg aws.Config
 	cmd := &cobra.Command{
 		Use:   "explain node/NAME",
@@ -63,6 +64,15 @@ by where its previous pass stopped.`,
 			if err != nil {
 				return err
 			}
+			if overlays {
+				var problems []string
+				if provider, problems, err = nodeoverlay.Once(cmd.Context(), c, provider); err != nil {
+					return err
+				}
+				for _, p := range problems {
+					fmt.Fprintf(cmd.ErrOrStderr(), "tenon explain: %s\n", p)
+				}
+			}
 			ex, err := disruptionctrl.Explain(cmd.Context(), disruptionctrl.ExplainDeps{Reader: c, Cloud: provider, Schedulers: schedulers, StaticCapacity: static}, name, decision)
 			if err != nil {
 				return err
@@ -74,7 +84,7 @@ by where its previous pass stopped.`,
 	cmd.Flags().StringVar(&kubeContext, "context", "", "kubeconfig context (default: the current one)")
 	cmd.Flags().StringVar(&cloud, "cloud-provider", registry.Default, "cloud provider the cluster's nodes come from: "+strings.Join(registry.Names(), ", "))
 	cmd.Flags().StringSliceVar(&schedulers, "scheduler-names", nil, "scheduler names whose pending pods tenon provisions for (default default-scheduler)")
-	registerDecisionFlags(cmd.Flags(), &decision, func(g featuregates.Gates) { static = g.StaticCapacity })
+	registerDecisionFlags(cmd.Flags(), &decision, func(g featuregates.Gates) { static, overlays = g.StaticCapacity, g.NodeOverlay })
 	registerAWSFlags(cmd.Flags(), &awsCfg)
 	return cmd
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/tenon-sh/tenon/pkg/apis/crds"
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	apisv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/v1alpha1"
 	"github.com/tenon-sh/tenon/pkg/operator"
 )
 
@@ -157,6 +158,17 @@ func TestExplain(t *testing.T) {
 	if out, err := f.explain("node/big", "--consolidation-min-savings-per-hour", "1"); err != nil || !strings.Contains(out, "left alone (BelowSavingsFloor)") {
 		t.Errorf("explain with a $1/h savings floor: %v\n%s", err, out)
 	}
+	// With the NodeOverlay gate on, explain prices the node as the controller would: through
+	// the cluster's NodeOverlays.
+	price := "0.05"
+	f.create(&apisv1alpha1.NodeOverlay{ObjectMeta: metav1.ObjectMeta{Name: "m5-2xl"}, Spec: apisv1alpha1.NodeOverlaySpec{
+		Requirements: []apisv1alpha1.NodeSelectorRequirement{{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"m5.2xlarge"}}},
+		Price:        &price,
+	}})
+	if out, err := f.explain("node/big", "--feature-gates", "NodeOverlay=true"); err != nil || !strings.Contains(out, "m5.2xlarge, on-demand, us-east-1a: $0.0500/h") {
+		t.Errorf("explain with an overlay pricing m5.2xlarge at $0.05/h: %v\n%s", err, out)
+	}
+	f.mustExplain("node/big", "m5.2xlarge, on-demand, us-east-1a: $0.3840/h") // the gate is off by default
 	// A pod annotated do-not-disrupt holds its node.
 	f.mustExplain("held", "left alone (DoNotDisruptPod)", "pod apps/precious is annotated karpenter.sh/do-not-disrupt",
 		apisv1.DoNotDisruptAnnotationKey+"=true")

@@ -51,3 +51,22 @@ func TestFeatureGatesFlagSwitchesStaticCapacity(t *testing.T) {
 		t.Fatalf("StaticCapacity=true: %v, %v; want on", f.opts.StaticCapacity, err)
 	}
 }
+
+// --feature-gates NodeOverlay=true applies NodeOverlays in `tenon controller`; it is off by
+// default, as in Karpenter.
+func TestFeatureGatesFlagSwitchesNodeOverlay(t *testing.T) {
+	parse := func(args ...string) (*controllerFlags, error) {
+		f := &controllerFlags{}
+		fs := pflag.NewFlagSet("controller", pflag.ContinueOnError)
+		f.register(fs)
+		return f, fs.Parse(args)
+	}
+	f, err := parse()
+	if err != nil || f.opts.NodeOverlay {
+		t.Fatalf("default: NodeOverlay %v, %v; want off", f.opts.NodeOverlay, err)
+	}
+	f, err = parse("--feature-gates", "NodeOverlay=true")
+	if err != nil || !f.opts.NodeOverlay {
+		t.Fatalf("NodeOverlay=true: %v, %v; want on", f.opts.NodeOverlay, err)
+	}
+}
