@@ -197,7 +197,7 @@ func TestSettingsBecomeFlagsAndKarpenterEnvironment(t *testing.T) {
 		t.Errorf("environment = %v, want %v", got, want)
 	}
 	args := argsOf(c)
-	for _, a := range []string{"--feature-gates=SpotToSpotConsolidation=true,StaticCapacity=false", "--scheduler-names=default-scheduler,batch", "--leader-election-namespace=" + releaseNamespace} {
+	for _, a := range []string{"--feature-gates=NodeOverlay=false,SpotToSpotConsolidation=true,StaticCapacity=false", "--scheduler-names=default-scheduler,batch", "--leader-election-namespace=" + releaseNamespace} {
 		if !slices.Contains(args, a) {
 			t.Errorf("args %v lack %s", args, a)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/tenon-sh/tenon/pkg/disruption"
 	"github.com/tenon-sh/tenon/pkg/featuregates"
 	"github.com/tenon-sh/tenon/pkg/operator"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
 
 // controllerFlags are the knobs of `tenon controller`; each also reads TENON_<NAME> from the
@@ -85,6 +86,9 @@ func registerDecisionFlags(fs *pflag.FlagSet, o *disruption.Options, also ...fun
 		}
 	}), "feature-gates",
 		"Karpenter's feature gates, Name=true|false comma-separated ("+strings.Join(featuregates.Names(), ", ")+"); SpotToSpotConsolidation (default false) lets consolidation replace spot by spot; StaticCapacity (default false) keeps static NodePools at spec.replicas; NodeOverlay (default false) applies NodeOverlays to instance types")
+	o.ExpendablePriorityCutoff = new(scheduling.DefaultExpendableCutoff)
+	fs.Int32Var(o.ExpendablePriorityCutoff, "expendable-pods-priority-cutoff", scheduling.DefaultExpendableCutoff,
+		"pods of a priority below this are expendable, as in Cluster Autoscaler: tenon buys no capacity for them, and a node holding only expendable pods is empty")
 	fs.Float64Var(&o.MinSavingsFraction, "consolidation-min-savings-fraction", 0, "least fraction of the candidates' price a consolidation must save (default 0.02; per nodepool: annotation tenon.sh/consolidation-min-savings-fraction)")
 	fs.Float64Var(&o.MinSavingsPerHour, "consolidation-min-savings-per-hour", 0, "least $/h a consolidation must save (default 0.001; per nodepool: annotation tenon.sh/consolidation-min-savings-per-hour)")
 	fs.IntVar(&o.SpotToSpotMinInstanceTypes, "spot-to-spot-min-instance-types", 0, "instance types cheaper than a spot node its spot replacement must be able to use (default 15)")

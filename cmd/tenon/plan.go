@@ -8,6 +8,7 @@ import (
 
 	"github.com/tenon-sh/tenon/pkg/manifest"
 	"github.com/tenon-sh/tenon/pkg/plan"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/solver"
 )
 
@@ -17,6 +18,7 @@ func newPlan() *cobra.Command {
 	var minValues solver.MinValuesPolicy
 	var boundBudget time.Duration
 	var recursive bool
+	var expendableCutoff int32
 	cmd := &cobra.Command{
 		Use:   "plan -f nodepools.yaml -f workload.yaml [--nodes existing.yaml]",
 		Short: "Show the nodes tenon would buy for a workload, offline",
@@ -52,7 +54,7 @@ it too, as kubectl does.`,
 			if len(work.NodePools) == 0 {
 				return fmt.Errorf("the manifests define no NodePool: tenon can only buy nodes through a NodePool")
 			}
-			in, err := plan.Build(work, existing, plan.Options{Region: region, InstanceTypes: plan.FirstOf(plan.SimulatedInstanceTypes(time.Now()), plan.EC2NodeClassInstanceTypes(region))})
+			in, err := plan.Build(work, existing, plan.Options{Region: region, ExpendablePriorityCutoff: &expendableCutoff, InstanceTypes: plan.FirstOf(plan.SimulatedInstanceTypes(time.Now()), plan.EC2NodeClassInstanceTypes(region))})
 			if err != nil {
 				return err
 			}
@@ -86,6 +88,7 @@ it too, as kubectl does.`,
 	cmd.Flags().StringVar(&region, "region", "us-east-1", "region of the instance catalog for NodePools without a simulated NodeClass")
 	cmd.Flags().Var(&minValues, "min-values-policy", "Strict or BestEffort, as tenon controller's flag")
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json")
+	cmd.Flags().Int32Var(&expendableCutoff, "expendable-pods-priority-cutoff", scheduling.DefaultExpendableCutoff, "pods of a priority below this are expendable: no capacity is planned for them, as tenon controller's flag")
 	cmd.Flags().DurationVar(&boundBudget, "bound-budget", 0, "wall-clock budget of the lower bound's LPs, from when the plan is made (0: none); the bound stays valid, only looser, and the output says when the budget cut it short")
 	return cmd
 }

@@ -106,7 +106,7 @@ func (d *decider) multiNodePrefix(eligible []*candidate, kind evalKind) (bool, e
 		if len(prefix) == d.opts.MaxMultiNode {
 			break
 		}
-		if c.CapacityType == apisv1.CapacityTypeReserved && len(c.pods) > 0 {
+		if c.CapacityType == apisv1.CapacityTypeReserved && len(c.place) > 0 {
 			continue // reserved nodes holding pods are judged one at a time
 		}
 		prefix = append(prefix, c)
@@ -196,7 +196,7 @@ func (d *decider) evaluate(cs []*candidate, kind evalKind) (*Command, *Skip, err
 	if pdb := d.pdbs.blocking(all); pdb != "" {
 		return reject(SkipPDB, "evicting its pods would violate PodDisruptionBudget %s", pdb)
 	}
-	o, err := d.world.remove(names, all)
+	o, err := d.world.remove(names, placeOf(cs))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -267,6 +267,15 @@ func (d *decider) budgetsAllowEach(cs []*candidate) bool {
 		}
 	}
 	return true
+}
+
+// placeOf returns the candidates' pods that need a place elsewhere.
+func placeOf(cs []*candidate) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, c := range cs {
+		out = append(out, c.place...)
+	}
+	return out
 }
 
 func podsOf(cs []*candidate) []*corev1.Pod {
@@ -348,7 +357,7 @@ func (d *decider) reservedRules(cs []*candidate, o *outcome) (SkipReason, string
 				return SkipReserved, "a reserved node is not swapped for another reserved node"
 			}
 		}
-		if len(c.pods) > 0 && !d.onReserved(c, o) {
+		if len(c.place) > 0 && !d.onReserved(c, o) {
 			return SkipReserved, "a reserved node holding pods is not consolidated onto capacity that is not reserved"
 		}
 	}
@@ -401,7 +410,7 @@ func truncateCheaper(r *solver.Claim, price float64) {
 // onReserved reports whether all the node's pods would land on other reserved nodes.
 func (d *decider) onReserved(c *candidate, o *outcome) bool {
 	moved := map[*corev1.Pod]bool{}
-	for _, p := range c.pods {
+	for _, p := range c.place {
 		moved[p] = true
 	}
 	for _, pl := range o.plan.Placements {

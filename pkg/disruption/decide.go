@@ -73,6 +73,7 @@ func newDecider(s *Snapshot, opts Options) (*decider, error) {
 		if sn, ok := pods[n.Name]; ok {
 			c.all = sn.Pods
 			c.pods = reschedulable(sn.Pods)
+			c.place = needingPlace(c.pods, *opts.ExpendablePriorityCutoff)
 			c.idle = n.Price * (1 - used(sn))
 		}
 		c.disruptionCost = disruptionCost(c.pods)
@@ -102,6 +103,7 @@ func (d *decider) commit(cmd Command) error {
 		if c := d.byName[m.Node]; c != nil {
 			c.all = append(c.all, m.Pod)
 			c.pods = append(c.pods, m.Pod)
+			c.place = append(c.place, m.Pod)
 			c.disruptionCost = disruptionCost(c.pods)
 		}
 	}
@@ -127,7 +129,7 @@ func (d *decider) emptiness() error {
 	byPool := map[string][]*candidate{}
 	var pools []string
 	for _, c := range d.cands {
-		if len(c.pods) > 0 || c.static() {
+		if len(c.place) > 0 || c.static() {
 			continue // a static pool's nodes are kept at its replicas, empty or not
 		}
 		if r, msg := d.blocked(c); r != "" {
@@ -162,6 +164,7 @@ func (d *decider) emptiness() error {
 		cmd := Command{Method: MethodEmptiness, Action: ActionDelete, Reason: apisv1.DisruptionReasonEmpty, Price: d.price(take), Savings: d.price(take)}
 		for _, c := range take {
 			cmd.Candidates = append(cmd.Candidates, c.Name)
+			cmd.Pods = append(cmd.Pods, c.pods...) // expendable pods only: they need no place
 		}
 		cmd.Message = fmt.Sprintf("%d empty node(s) of nodepool %s", len(take), pool)
 		if err := d.commit(cmd); err != nil {
@@ -282,7 +285,7 @@ func (d *decider) removal(c *candidate, m Method) (*outcome, SkipReason, string,
 		r.Hostname = fmt.Sprintf("replacement-%d-static-%s", d.world.commits, c.Name)
 		return &outcome{plan: &solver.Plan{}, replacements: []*solver.Claim{&r}}, "", "", nil
 	}
-	o, err := d.world.remove([]string{c.Name}, c.pods)
+	o, err := d.world.remove([]string{c.Name}, c.place)
 	if err != nil {
 		return nil, "", "", err
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/solver"
 )
 
@@ -17,8 +18,10 @@ import (
 type candidate struct {
 	*Node
 	pool *apisv1.NodePool
-	// pods are the node's pods that would be evicted (reschedulable); all are its pods.
-	pods, all []*corev1.Pod
+	// pods are the node's pods that would be evicted (reschedulable); all are its pods;
+	// place are the pods of pods that need a place elsewhere: all but the expendable ones
+	// (priority below Options.ExpendablePriorityCutoff), which are evicted without one.
+	pods, all, place []*corev1.Pod
 	// disruptionCost weighs evicting the pods (one per pod, more for higher priority).
 	disruptionCost float64
 	// idle is the part of the node's price its pods leave unused: price × (1 − the larger of
@@ -127,6 +130,17 @@ func disruptionCost(pods []*corev1.Pod) float64 {
 		cost += min(max(w, 0.1), 10)
 	}
 	return cost
+}
+
+// needingPlace returns the pods that are not expendable.
+func needingPlace(pods []*corev1.Pod, cutoff int32) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range pods {
+		if !scheduling.Expendable(p, cutoff) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func reschedulable(pods []*corev1.Pod) []*corev1.Pod {

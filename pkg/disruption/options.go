@@ -5,6 +5,7 @@ import (
 	"time"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/solver"
 )
 
@@ -59,9 +60,18 @@ type Options struct {
 	NoRepack    bool
 	// Cursor is where single-node consolidation resumes (the previous pass's Decision.Cursor).
 	Cursor string
+	// ExpendablePriorityCutoff: pods of a priority below it are expendable (default
+	// scheduling.DefaultExpendableCutoff, -10, as Cluster Autoscaler): a node's expendable pods
+	// are evicted with it but need no place elsewhere, so a node holding only expendable pods
+	// is empty. PodDisruptionBudgets and karpenter.sh/do-not-disrupt still hold for them.
+	ExpendablePriorityCutoff *int32
 }
 
 func (o Options) withDefaults() Options {
+	if o.ExpendablePriorityCutoff == nil {
+		c := scheduling.DefaultExpendableCutoff
+		o.ExpendablePriorityCutoff = &c
+	}
 	if o.RepackAfter <= 0 {
 		o.RepackAfter = 2 * time.Hour
 	}

@@ -77,7 +77,7 @@ func Validate(s *Snapshot, cmd Command, opts Options) (Command, error) {
 			wanted[pl.Node] = true
 		}
 		for _, c := range cs {
-			if len(c.pods) > 0 {
+			if len(c.place) > 0 {
 				return invalid(c, SkipNotEmpty, "it is no longer empty")
 			}
 			if wanted[c.Name] {

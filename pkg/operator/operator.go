@@ -248,6 +248,12 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 	if opts.Disruption.Decision.MinValuesPolicy == "" {
 		opts.Disruption.Decision.MinValuesPolicy = opts.Provisioning.MinValuesPolicy
 	}
+	if opts.Provisioning.ExpendablePriorityCutoff == nil {
+		opts.Provisioning.ExpendablePriorityCutoff = opts.Disruption.Decision.ExpendablePriorityCutoff
+	}
+	if opts.Disruption.Decision.ExpendablePriorityCutoff == nil {
+		opts.Disruption.Decision.ExpendablePriorityCutoff = opts.Provisioning.ExpendablePriorityCutoff
+	}
 	if opts.Provisioning.PreferencePolicy == "" {
 		opts.Provisioning.PreferencePolicy = opts.Disruption.Decision.PreferencePolicy
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/manifest"
 	"github.com/tenon-sh/tenon/pkg/overlay"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/snapshot"
 	"github.com/tenon-sh/tenon/pkg/solver"
 )
@@ -27,6 +28,9 @@ type Options struct {
 	// InstanceTypes, when set, resolves a NodePool's NodeClass to its instance types (a
 	// provider's NodeClass in the manifests); it returns ok false to fall back to the catalog.
 	InstanceTypes func(set *manifest.Set, np *apisv1.NodePool) (types []*catalog.InstanceType, ok bool, err error)
+	// ExpendablePriorityCutoff: pending pods of a priority below it are not planned for, as the
+	// controller buys no capacity for them (default scheduling.DefaultExpendableCutoff).
+	ExpendablePriorityCutoff *int32
 }
 
 // Input is the solver's input built from manifests, with what could not be given to it.
@@ -154,8 +158,17 @@ func Build(work, existing *manifest.Set, opts Options) (*Input, error) {
 		snap.DaemonSets = append(snap.DaemonSets, solver.DaemonSet{Namespace: ds.Namespace, Name: ds.Name, Pod: work.DaemonSetPod(ds)})
 	}
 	st := newStorage(work, existing)
+	cutoff := scheduling.DefaultExpendableCutoff
+	if opts.ExpendablePriorityCutoff != nil {
+		cutoff = *opts.ExpendablePriorityCutoff
+	}
 	for _, p := range work.Pods() {
 		if p.Spec.NodeName != "" {
+			continue
+		}
+		if scheduling.Expendable(p, cutoff) {
+			in.Rejected = append(in.Rejected, solver.Unschedulable{Pod: p, Reasons: []solver.Reason{{Kind: solver.ReasonExpendable,
+				Detail: fmt.Sprintf("its priority %d is below the expendable cutoff %d", scheduling.Priority(p), cutoff)}}})
 			continue
 		}
 		pending, err := snapshot.PendingPod(p, st)

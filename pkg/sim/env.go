@@ -140,6 +140,12 @@ func NewEnv(set *manifest.Set, w *Workload, opts EnvOptions) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, sh := range w.Shapes {
+		if sh.Pod != nil && scheduling.Expendable(sh.Pod, scheduling.DefaultExpendableCutoff) {
+			e.Notes = append(e.Notes, fmt.Sprintf("pods of shape %s have priority %d, below the expendable cutoff %d: tenon simulate buys capacity for them like any pod, the controller would not",
+				sh.Name, scheduling.Priority(sh.Pod), scheduling.DefaultExpendableCutoff))
+		}
+	}
 	for _, o := range overlays {
 		e.Notes = append(e.Notes, fmt.Sprintf("NodeOverlay %s is not applied: tenon simulate does not apply NodeOverlays yet (tenon plan and the controller do)", o.Name))
 	}

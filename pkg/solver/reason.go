@@ -42,6 +42,9 @@ const (
 	// ReasonDaemonSets: the DaemonSets that would run on the pool's nodes fit on none of its
 	// instance types (Detail: their requests, and an example type).
 	ReasonDaemonSets ReasonKind = "DaemonSets"
+	// ReasonExpendable: the pod's priority is below the expendable cutoff, so no capacity is
+	// bought for it (Detail: its priority and the cutoff). Drivers set it; the solver does not.
+	ReasonExpendable ReasonKind = "Expendable"
 )
 
 // Reason explains, as data, why a pod cannot go to a NodePool.
@@ -91,6 +94,8 @@ func (r Reason) String() string {
 		return r.Detail
 	case ReasonMinValues:
 		return fmt.Sprintf("minValues of %s cannot be kept%s: %s", r.Key, pool, r.Detail)
+	case ReasonExpendable:
+		return "expendable: " + r.Detail + "; tenon buys no capacity for it (it runs in room other pods leave)"
 	}
 	return fmt.Sprintf("%s: %s%s", r.Kind, r.Detail, pool)
 }

@@ -103,7 +103,8 @@ func New(deps Deps, opts Options) (*Controller, error) {
 		return nil, err
 	}
 	opts.defaults()
-	src := &solverinput.Source{Cluster: deps.Cluster, Cloud: deps.Cloud, Filter: deps.Filter, Reader: deps.Reader, Schedulers: deps.Schedulers}
+	src := &solverinput.Source{Cluster: deps.Cluster, Cloud: deps.Cloud, Filter: deps.Filter, Reader: deps.Reader, Schedulers: deps.Schedulers,
+		ExpendablePriorityCutoff: opts.Decision.ExpendablePriorityCutoff}
 	return &Controller{
 		deps: deps, opts: opts, log: deps.Log,
 		builder: newBuilder(src, deps.Clock, opts.DriftCheckInterval, opts.StaticCapacity),

@@ -79,7 +79,8 @@ func Explain(ctx context.Context, deps ExplainDeps, name string, opts disruption
 	if node == nil {
 		return nil, fmt.Errorf("node %s: %w", name, ErrNodeNotFound)
 	}
-	src := &solverinput.Source{Cluster: cluster, Cloud: deps.Cloud, Reader: deps.Reader, Schedulers: deps.Schedulers}
+	src := &solverinput.Source{Cluster: cluster, Cloud: deps.Cloud, Reader: deps.Reader, Schedulers: deps.Schedulers,
+		ExpendablePriorityCutoff: opts.ExpendablePriorityCutoff}
 	view, err := newBuilder(src, deps.Clock, 0, deps.StaticCapacity).Build(ctx, BuildOptions{})
 	ex := &Explanation{Node: name, Pods: cluster.PodsOn(name), Tainted: HasDisruptedTaint(node), Excluded: view.Excluded[name]}
 	if err != nil {

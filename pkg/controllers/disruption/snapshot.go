@@ -90,7 +90,8 @@ func (b *Builder) Build(ctx context.Context, o BuildOptions) (*View, error) {
 	cluster := b.src.Cluster
 	pools := b.src.Pools()
 	sv, err := b.src.Snapshot(ctx, pools)
-	pending, _ := b.src.Pending(ctx, pools) // the provisioner reports the pods it cannot plan for
+	// The provisioner reports the pods it cannot plan for; expendable pods take no room.
+	pending, _, _ := b.src.Pending(ctx, pools)
 	sv.Snapshot.Pods = pending
 
 	v := &View{

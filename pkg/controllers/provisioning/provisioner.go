@@ -21,6 +21,7 @@ import (
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/solverinput"
 	"github.com/tenon-sh/tenon/pkg/metrics"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/snapshot"
 	"github.com/tenon-sh/tenon/pkg/solver"
 	"github.com/tenon-sh/tenon/pkg/state"
@@ -28,9 +29,12 @@ import (
 
 // Event reasons the provisioner records on pods and NodePools.
 const (
-	EventNominated         = "Nominated"
-	EventFailedScheduling  = "FailedScheduling"
-	EventFailedValidation  = "FailedValidation"
+	EventNominated        = "Nominated"
+	EventFailedScheduling = "FailedScheduling"
+	EventFailedValidation = "FailedValidation"
+	// EventExpendable says tenon buys no capacity for the pod: its priority is below the
+	// expendable cutoff.
+	EventExpendable        = "Expendable"
 	EventNodeClassNotReady = solverinput.EventNodeClassNotReady
 )
 
@@ -56,6 +60,10 @@ type Options struct {
 	// OnBatch, when set, is called after each batch with its result and when it started (the
 	// batch window had just closed) and ended (every NodeClaim created). Benchmarks use it.
 	OnBatch func(res *Result, start, end time.Time)
+	// ExpendablePriorityCutoff: pending pods of a priority below it get no capacity, as in
+	// Cluster Autoscaler (--expendable-pods-priority-cutoff; default
+	// scheduling.DefaultExpendableCutoff, -10). They run in the room other pods leave.
+	ExpendablePriorityCutoff *int32
 }
 
 func (o *Options) defaults() {
@@ -111,8 +119,9 @@ func New(d Deps, opts Options) *Provisioner {
 	}
 	return &Provisioner{
 		kube: d.Client, cluster: d.Cluster, recorder: d.Recorder,
-		source: &solverinput.Source{Cluster: d.Cluster, Cloud: d.Cloud, Filter: d.Filter, Reader: d.Client, Recorder: d.Recorder, Schedulers: opts.Schedulers},
-		clock:  d.Clock, opts: opts, batcher: NewBatcher(d.Clock, opts.BatchIdle, opts.BatchMax), log: d.Log,
+		source: &solverinput.Source{Cluster: d.Cluster, Cloud: d.Cloud, Filter: d.Filter, Reader: d.Client, Recorder: d.Recorder, Schedulers: opts.Schedulers,
+			ExpendablePriorityCutoff: opts.ExpendablePriorityCutoff},
+		clock: d.Clock, opts: opts, batcher: NewBatcher(d.Clock, opts.BatchIdle, opts.BatchMax), log: d.Log,
 	}
 }
 
@@ -202,6 +211,7 @@ func (p *Provisioner) retryAfter(ctx context.Context, d time.Duration) {
 type Result struct {
 	Pods          int
 	Invalid       int
+	Expendable    int
 	Claims        []*apisv1.NodeClaim
 	Nominated     int
 	Unschedulable int
@@ -218,9 +228,15 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 	start := p.clock.Now()
 	res := &Result{}
 	pools := p.source.Pools()
-	pods, rejected := p.source.Pending(ctx, pools)
-	res.Pods = len(pods) + len(rejected)
-	if res.Pods == 0 {
+	pods, rejected, expendable := p.source.Pending(ctx, pools)
+	res.Pods = len(pods) + len(rejected) + len(expendable)
+	for _, pod := range expendable {
+		res.Expendable++
+		p.recorder.Eventf(pod, corev1.EventTypeNormal, EventExpendable,
+			"tenon buys no capacity for this pod: its priority %d is below the expendable cutoff %d (--expendable-pods-priority-cutoff); it runs in room other pods leave",
+			scheduling.Priority(pod), p.source.ExpendableCutoff())
+	}
+	if len(pods)+len(rejected) == 0 {
 		return res, nil
 	}
 	for _, r := range rejected {
@@ -267,7 +283,7 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 	if p.opts.OnBatch != nil {
 		p.opts.OnBatch(res, start, p.clock.Now())
 	}
-	p.log.Info("provisioned", "pods", len(pods), "invalid", res.Invalid, "nodeclaims", len(res.Claims),
+	p.log.Info("provisioned", "pods", len(pods), "invalid", res.Invalid, "expendable", res.Expendable, "nodeclaims", len(res.Claims),
 		"nominated", res.Nominated, "unschedulable", res.Unschedulable, "pricePerHour", plan.Price,
 		"lowerBound", plan.LowerBound, "duration", p.clock.Since(start).String())
 	return res, err

@@ -58,7 +58,7 @@ func TestPodWithResourceClaimsIsUnschedulableOnTheControllerPath(t *testing.T) {
 
 	src := &Source{Cluster: cluster, Cloud: cloud, Reader: kube, Schedulers: []string{corev1.DefaultSchedulerName}}
 	pools := src.Pools()
-	pods, rejected := src.Pending(context.Background(), pools)
+	pods, rejected, _ := src.Pending(context.Background(), pools)
 	if len(pods) != 2 || len(rejected) != 0 {
 		t.Fatalf("pending %d, rejected %v", len(pods), rejected)
 	}

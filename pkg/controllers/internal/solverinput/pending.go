@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/snapshot"
 )
 
@@ -61,7 +62,8 @@ type Rejected struct {
 // affinity. Pods that cannot be planned for (they select a NodePool that does not exist, or a
 // volume claim or StorageClass is missing) come back as rejected, with the reason; an error
 // reading the API server is returned as the reason too, so one pod never hides the rest.
-func (s *Source) Pending(ctx context.Context, pools map[string]*apisv1.NodePool) ([]*corev1.Pod, []Rejected) {
+// Expendable pods (priority below the cutoff) come back apart: no capacity is bought for them.
+func (s *Source) Pending(ctx context.Context, pools map[string]*apisv1.NodePool) (valid []*corev1.Pod, rejected []Rejected, expendable []*corev1.Pod) {
 	var pending []*corev1.Pod
 	for _, pod := range s.Cluster.Pods() {
 		if IsProvisionable(pod, s.Schedulers) {
@@ -69,9 +71,12 @@ func (s *Source) Pending(ctx context.Context, pools map[string]*apisv1.NodePool)
 		}
 	}
 	pending = append(pending, s.Cluster.PodsToReschedule()...)
-	var valid []*corev1.Pod
-	var rejected []Rejected
+	cutoff := s.ExpendableCutoff()
 	for _, pod := range pending {
+		if scheduling.Expendable(pod, cutoff) {
+			expendable = append(expendable, pod)
+			continue
+		}
 		p, err := s.validate(ctx, pod, pools)
 		if err != nil {
 			rejected = append(rejected, Rejected{Pod: pod, Err: err})
@@ -79,7 +84,15 @@ func (s *Source) Pending(ctx context.Context, pools map[string]*apisv1.NodePool)
 		}
 		valid = append(valid, p)
 	}
-	return valid, rejected
+	return valid, rejected, expendable
+}
+
+// ExpendableCutoff returns the priority below which pods are expendable.
+func (s *Source) ExpendableCutoff() int32 {
+	if s.ExpendablePriorityCutoff == nil {
+		return scheduling.DefaultExpendableCutoff
+	}
+	return *s.ExpendablePriorityCutoff
 }
 
 // validate returns the pod to plan for (with its volumes' topology as node affinity) or why it

@@ -2,6 +2,7 @@ package solverinput
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,7 +74,7 @@ func TestPendingValidatesAndAddsVolumeTopology(t *testing.T) {
 	cluster.MarkForDeletion("n1")
 
 	src := &Source{Cluster: cluster, Reader: reader, Schedulers: []string{corev1.DefaultSchedulerName}}
-	valid, rejected := src.Pending(context.Background(), map[string]*apisv1.NodePool{"general": {}})
+	valid, rejected, _ := src.Pending(context.Background(), map[string]*apisv1.NodePool{"general": {}})
 	got := map[string]*corev1.Pod{}
 	for _, p := range valid {
 		got[p.Name] = p
@@ -92,5 +93,43 @@ func TestPendingValidatesAndAddsVolumeTopology(t *testing.T) {
 	}
 	if !strings.Contains(reasons["lost"], "persistentvolumeclaim default/missing not found") || !strings.Contains(reasons["elsewhere"], `nodepool "gone"`) || len(reasons) != 2 {
 		t.Errorf("rejected %v", reasons)
+	}
+}
+
+// Pods of a priority below the cutoff come back apart, the default cutoff being Cluster
+// Autoscaler's -10; the pods of a node marked for deletion are sorted the same way.
+func TestPendingSetsExpendablePodsApart(t *testing.T) {
+	reader := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).Build()
+	withPriority := func(p int32) func(*corev1.Pod) { return func(pod *corev1.Pod) { pod.Spec.Priority = &p } }
+	for _, c := range []struct {
+		name       string
+		cutoff     *int32
+		expendable []string
+	}{
+		{"default cutoff", nil, []string{"low", "moving-low"}},
+		{"cutoff 0", new(int32(0)), []string{"cutoff", "low", "minus-five", "moving-low"}},
+		{"lowest cutoff", new(int32(-2147483648)), nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cluster := state.NewCluster(clocktesting.NewFakeClock(time.Now()))
+			cluster.UpdatePod(unschedulable("none"))
+			cluster.UpdatePod(unschedulable("minus-five", withPriority(-5)))
+			cluster.UpdatePod(unschedulable("cutoff", withPriority(-10)))
+			cluster.UpdatePod(unschedulable("low", withPriority(-11)))
+			low := int32(-100)
+			cluster.UpdatePod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "moving-low"}, Spec: corev1.PodSpec{NodeName: "n1", Priority: &low}})
+			cluster.UpdateNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}})
+			cluster.MarkForDeletion("n1")
+			src := &Source{Cluster: cluster, Reader: reader, Schedulers: []string{corev1.DefaultSchedulerName}, ExpendablePriorityCutoff: c.cutoff}
+			valid, rejected, expendable := src.Pending(context.Background(), map[string]*apisv1.NodePool{})
+			var names []string
+			for _, p := range expendable {
+				names = append(names, p.Name)
+			}
+			slices.Sort(names)
+			if !slices.Equal(names, c.expendable) || len(rejected) != 0 || len(valid)+len(expendable) != 5 {
+				t.Errorf("expendable %v (want %v), %d valid, rejected %v", names, c.expendable, len(valid), rejected)
+			}
+		})
 	}
 }

@@ -42,6 +42,9 @@ type Source struct {
 	Recorder record.EventRecorder
 	// Schedulers are the scheduler names whose pending pods count (none: every scheduler).
 	Schedulers []string
+	// ExpendablePriorityCutoff: pending pods of a priority below it get no capacity (default
+	// scheduling.DefaultExpendableCutoff).
+	ExpendablePriorityCutoff *int32
 }
 
 // Pools returns the NodePools that may launch capacity now, by name: those not being deleted,

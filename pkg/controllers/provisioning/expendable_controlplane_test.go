@@ -1,0 +1,121 @@
+package provisioning_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	disruptionctrl "github.com/tenon-sh/tenon/pkg/controllers/disruption"
+	"github.com/tenon-sh/tenon/pkg/controllers/internal/ctrltest"
+	"github.com/tenon-sh/tenon/pkg/controllers/provisioning"
+	"github.com/tenon-sh/tenon/pkg/events"
+	"github.com/tenon-sh/tenon/pkg/state"
+)
+
+// Expendable pods (priority below -10, Cluster Autoscaler's cutoff) on a real control plane:
+// one pending alone gets no NodeClaim and an Expendable event; one that kube-scheduler puts in
+// the room a node has left runs there; and once the node's other pod is gone, the node is
+// empty and removed, the expendable pod with it.
+func TestExpendablePods(t *testing.T) {
+	e := ctrltest.Start(t)
+	e.NodeClass(t, "expendable", ctrltest.FastSpec())
+	np := &apisv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "expendable"}}
+	np.Spec.Template.Spec.NodeClassRef = ctrltest.NodeClassRef("expendable")
+	np.Spec.Template.Spec.Requirements = []apisv1.NodeSelectorRequirementWithMinValues{
+		ctrltest.Req(apisv1.LabelInstanceType, corev1.NodeSelectorOpIn, "m5.large"),
+		ctrltest.Req(apisv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, apisv1.CapacityTypeOnDemand),
+	}
+	np.Spec.Disruption.ConsolidateAfter = apisv1.NewNillableDuration(0)
+	e.Create(t, np)
+	e.Namespace(t, "expendable")
+	e.Create(t, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "filler"}, Value: -20})
+
+	cluster := state.NewCluster(clock.RealClock{})
+	mopts := ctrltest.FastOptions()
+	mopts.Setup = func(mgr manager.Manager, m *ctrltest.Manager) error {
+		if err := cluster.Register(context.Background(), mgr.GetCache()); err != nil {
+			return err
+		}
+		rec := events.New(mgr.GetEventRecorderFor("tenon"), events.Options{}) //nolint:staticcheck // as the operator records
+		p := provisioning.New(provisioning.Deps{Client: mgr.GetClient(), Cluster: cluster, Cloud: m.Provider, Filter: m.Unavailable,
+			Recorder: rec, Log: mgr.GetLogger().WithName("provisioner")},
+			provisioning.Options{BatchIdle: 100 * time.Millisecond, BatchMax: time.Second})
+		if err := p.Register(context.Background(), mgr.GetCache()); err != nil {
+			return err
+		}
+		if err := mgr.Add(p); err != nil {
+			return err
+		}
+		_, err := disruptionctrl.Register(mgr, disruptionctrl.Deps{Cluster: cluster, Cloud: m.Provider, Filter: m.Unavailable, Recorder: rec},
+			disruptionctrl.Options{PassInterval: 200 * time.Millisecond, ValidationDelay: 200 * time.Millisecond})
+		return err
+	}
+	e.StartManager(t, mopts)
+
+	newPod := func(name, cpu, class string) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "expendable", Name: name},
+			Spec: corev1.PodSpec{
+				NodeSelector: map[string]string{apisv1.NodePoolLabelKey: "expendable"}, PriorityClassName: class,
+				TerminationGracePeriodSeconds: new(int64(1)),
+				Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}},
+			},
+		}
+	}
+	claims := func() []apisv1.NodeClaim {
+		list := &apisv1.NodeClaimList{}
+		if err := e.Client.List(context.Background(), list, client.MatchingLabels{apisv1.NodePoolLabelKey: "expendable"}); err != nil {
+			t.Fatal(err)
+		}
+		return list.Items
+	}
+
+	// Alone, an expendable pod buys nothing.
+	e.Create(t, newPod("lonely", "1", "filler"))
+	e.WaitEvent(t, "lonely", provisioning.EventExpendable)
+	time.Sleep(2 * time.Second) // several batches
+	if n := len(claims()); n != 0 {
+		t.Fatalf("%d NodeClaims for an expendable pod alone; want none", n)
+	}
+
+	// A pod that counts buys a node; the expendable one then runs in the room it leaves.
+	e.Create(t, newPod("web", "500m", ""))
+	ctrltest.Eventually(t, "both pods run", func() (bool, string) {
+		for _, name := range []string{"web", "lonely"} {
+			p := &corev1.Pod{}
+			if !e.Get(t, "expendable", name, p) || p.Status.Phase != corev1.PodRunning {
+				return false, name + " " + string(p.Status.Phase)
+			}
+		}
+		return true, ""
+	})
+	if n := len(claims()); n != 1 {
+		t.Fatalf("%d NodeClaims; want the one web needed", n)
+	}
+
+	// Without web, the node holds an expendable pod only: it is empty, and removed.
+	web := &corev1.Pod{}
+	e.Get(t, "expendable", "web", web)
+	if err := e.Client.Delete(context.Background(), web, client.GracePeriodSeconds(0)); err != nil {
+		t.Fatal(err)
+	}
+	ctrltest.Eventually(t, "the node of the expendable pod alone is removed", func() (bool, string) {
+		live := 0
+		for _, nc := range claims() {
+			if nc.DeletionTimestamp == nil {
+				live++
+			}
+		}
+		return live == 0, ""
+	})
+}
