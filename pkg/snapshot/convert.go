@@ -37,6 +37,11 @@ type Usage struct {
 	Nodes    int
 }
 
+// AnnotationZoneBalanceMaxSkew on a NodePool keeps its nodes balanced across its zones, within
+// this many nodes (a positive integer), for pods that do not spread themselves
+// (solver.NodePool.ZoneMaxSkew).
+const AnnotationZoneBalanceMaxSkew = "tenon.sh/zone-balance-max-skew"
+
 // NodePool converts a NodePool and the instance types its NodeClass may launch.
 func NodePool(np *apisv1.NodePool, its []*catalog.InstanceType, usage Usage) (solver.NodePool, error) {
 	reqs, err := Requirements(np.Spec.Template.Spec.Requirements)
@@ -56,6 +61,13 @@ func NodePool(np *apisv1.NodePool, its []*catalog.InstanceType, usage Usage) (so
 	}
 	if np.Spec.Weight != nil {
 		out.Weight = *np.Spec.Weight
+	}
+	if v, ok := np.Annotations[AnnotationZoneBalanceMaxSkew]; ok {
+		skew, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || skew < 1 {
+			return solver.NodePool{}, fmt.Errorf("nodepool %s: annotation %s=%q: want a whole number of nodes, at least 1", np.Name, AnnotationZoneBalanceMaxSkew, v)
+		}
+		out.ZoneMaxSkew = skew
 	}
 	for name, q := range np.Spec.Limits {
 		if name == apisv1.ResourceNodes {

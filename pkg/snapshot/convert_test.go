@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,6 +34,22 @@ func TestNodeClaimRecordsMinValuesAndTheirRelaxation(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("no instance-cpu requirement in %v", nc.Spec.Requirements)
+		}
+	}
+}
+
+func TestZoneBalanceAnnotation(t *testing.T) {
+	for v, want := range map[string]int{"1": 1, " 3 ": 3} {
+		np := &apisv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "p", Annotations: map[string]string{AnnotationZoneBalanceMaxSkew: v}}}
+		sp, err := NodePool(np, nil, Usage{})
+		if err != nil || sp.ZoneMaxSkew != want {
+			t.Errorf("%q: skew %d, %v; want %d", v, sp.ZoneMaxSkew, err, want)
+		}
+	}
+	for _, v := range []string{"0", "-1", "one", "", "1.5", "99999999999999999999"} {
+		np := &apisv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "p", Annotations: map[string]string{AnnotationZoneBalanceMaxSkew: v}}}
+		if _, err := NodePool(np, nil, Usage{}); err == nil || !strings.Contains(err.Error(), AnnotationZoneBalanceMaxSkew) {
+			t.Errorf("%q: error %v; want one naming the annotation", v, err)
 		}
 	}
 }

@@ -51,6 +51,11 @@ type NodePool struct {
 	// count; new claims may only add what the limits leave.
 	Usage scheduling.Resources
 	Nodes int
+	// ZoneMaxSkew, when positive, keeps the pool's nodes balanced across the zones it can
+	// launch in: each new claim whose pods leave it a choice of zone is pinned to the cheapest
+	// zone where one more node keeps the most and least filled zones within ZoneMaxSkew nodes of
+	// each other, or else to the least filled one (see balanceZones).
+	ZoneMaxSkew int
 }
 
 // PoolTaken is capacity and a node count held against a NodePool's limits (Options.PoolsTaken).

@@ -127,10 +127,23 @@ func (p *Prepared) Solve(pods []*corev1.Pod, opts Options) (*Plan, error) {
 				base += len(w.claims)
 				plans = append(plans, w.plan())
 			}
-			return mergePlans(plans), nil
+			return p.balanced(mergePlans(plans), opts), nil
 		}
 	}
-	return p.best(s, pods, opts, 0, 0).plan(), nil
+	return p.balanced(p.best(s, pods, opts, 0, 0).plan(), opts), nil
+}
+
+// balanced pins the claims of zone-balanced pools to zones (balanceZones).
+func (p *Prepared) balanced(plan *Plan, opts Options) *Plan {
+	var excluded map[string]bool
+	for _, n := range opts.ExcludeNodes {
+		if excluded == nil {
+			excluded = map[string]bool{}
+		}
+		excluded[n] = true
+	}
+	balanceZones(plan, p.base.snap, excluded)
+	return plan
 }
 
 // best runs s, a fresh solve of pods, and unless opts.NoGuide a guided solve of the same pods,

@@ -2,6 +2,7 @@ package provisioning_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/ctrltest"
 	"github.com/tenon-sh/tenon/pkg/controllers/provisioning"
 	"github.com/tenon-sh/tenon/pkg/events"
+	"github.com/tenon-sh/tenon/pkg/snapshot"
 	"github.com/tenon-sh/tenon/pkg/state"
 )
 
@@ -39,27 +41,7 @@ func TestExpendablePods(t *testing.T) {
 	e.Namespace(t, "expendable")
 	e.Create(t, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "filler"}, Value: -20})
 
-	cluster := state.NewCluster(clock.RealClock{})
-	mopts := ctrltest.FastOptions()
-	mopts.Setup = func(mgr manager.Manager, m *ctrltest.Manager) error {
-		if err := cluster.Register(context.Background(), mgr.GetCache()); err != nil {
-			return err
-		}
-		rec := events.New(mgr.GetEventRecorderFor("tenon"), events.Options{}) //nolint:staticcheck // as the operator records
-		p := provisioning.New(provisioning.Deps{Client: mgr.GetClient(), Cluster: cluster, Cloud: m.Provider, Filter: m.Unavailable,
-			Recorder: rec, Log: mgr.GetLogger().WithName("provisioner")},
-			provisioning.Options{BatchIdle: 100 * time.Millisecond, BatchMax: time.Second})
-		if err := p.Register(context.Background(), mgr.GetCache()); err != nil {
-			return err
-		}
-		if err := mgr.Add(p); err != nil {
-			return err
-		}
-		_, err := disruptionctrl.Register(mgr, disruptionctrl.Deps{Cluster: cluster, Cloud: m.Provider, Filter: m.Unavailable, Recorder: rec},
-			disruptionctrl.Options{PassInterval: 200 * time.Millisecond, ValidationDelay: 200 * time.Millisecond})
-		return err
-	}
-	e.StartManager(t, mopts)
+	startLoops(t, e)
 
 	newPod := func(name, cpu, class string) *corev1.Pod {
 		return &corev1.Pod{
@@ -118,4 +100,92 @@ func TestExpendablePods(t *testing.T) {
 		}
 		return live == 0, ""
 	})
+}
+
+// startLoops starts a manager with a provisioner and a disruption loop on short timers.
+func startLoops(t *testing.T, e *ctrltest.Env) {
+	t.Helper()
+	cluster := state.NewCluster(clock.RealClock{})
+	mopts := ctrltest.FastOptions()
+	mopts.Setup = func(mgr manager.Manager, m *ctrltest.Manager) error {
+		if err := cluster.Register(context.Background(), mgr.GetCache()); err != nil {
+			return err
+		}
+		rec := events.New(mgr.GetEventRecorderFor("tenon"), events.Options{}) //nolint:staticcheck // as the operator records
+		p := provisioning.New(provisioning.Deps{Client: mgr.GetClient(), Cluster: cluster, Cloud: m.Provider, Filter: m.Unavailable,
+			Recorder: rec, Log: mgr.GetLogger().WithName("provisioner")},
+			provisioning.Options{BatchIdle: 100 * time.Millisecond, BatchMax: time.Second})
+		if err := p.Register(context.Background(), mgr.GetCache()); err != nil {
+			return err
+		}
+		if err := mgr.Add(p); err != nil {
+			return err
+		}
+		_, err := disruptionctrl.Register(mgr, disruptionctrl.Deps{Cluster: cluster, Cloud: m.Provider, Filter: m.Unavailable, Recorder: rec},
+			disruptionctrl.Options{PassInterval: 200 * time.Millisecond, ValidationDelay: 200 * time.Millisecond})
+		return err
+	}
+	e.StartManager(t, mopts)
+}
+
+// A NodePool annotated tenon.sh/zone-balance-max-skew=1 spreads the nodes of pods that do not
+// spread themselves over its three zones; without it they all go to one zone.
+func TestZoneBalancedNodePool(t *testing.T) {
+	e := ctrltest.Start(t)
+	spec := ctrltest.FastSpec()
+	spec.Zones = []string{"us-east-1a", "us-east-1b", "us-east-1c"}
+	e.NodeClass(t, "balanced", spec)
+	for _, name := range []string{"balanced", "unbalanced"} {
+		np := &apisv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if name == "balanced" {
+			np.Annotations = map[string]string{snapshot.AnnotationZoneBalanceMaxSkew: "1"}
+		}
+		np.Spec.Template.Spec.NodeClassRef = ctrltest.NodeClassRef("balanced")
+		np.Spec.Template.Spec.Requirements = []apisv1.NodeSelectorRequirementWithMinValues{
+			ctrltest.Req(apisv1.LabelInstanceType, corev1.NodeSelectorOpIn, "m5.large"),
+			ctrltest.Req(apisv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, apisv1.CapacityTypeOnDemand),
+		}
+		e.Create(t, np)
+	}
+	e.Namespace(t, "balanced")
+	startLoops(t, e)
+	for i := range 12 {
+		pool := []string{"balanced", "unbalanced"}[i%2]
+		e.Create(t, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "balanced", Name: fmt.Sprintf("%s-%d", pool, i/2)},
+			Spec: corev1.PodSpec{
+				NodeSelector: map[string]string{apisv1.NodePoolLabelKey: pool},
+				Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m")}}}},
+			},
+		})
+	}
+	zones := func(pool string) map[string]int {
+		list := &corev1.NodeList{}
+		if err := e.Client.List(context.Background(), list, client.MatchingLabels{apisv1.NodePoolLabelKey: pool}); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int{}
+		for _, n := range list.Items {
+			out[n.Labels[apisv1.LabelZone]]++
+		}
+		return out
+	}
+	ctrltest.Eventually(t, "six nodes in each pool", func() (bool, string) {
+		b, u := zones("balanced"), zones("unbalanced")
+		total := func(m map[string]int) int {
+			n := 0
+			for _, v := range m {
+				n += v
+			}
+			return n
+		}
+		return total(b) == 6 && total(u) == 6, fmt.Sprint(b, u)
+	})
+	if b := zones("balanced"); b["us-east-1a"] != 2 || b["us-east-1b"] != 2 || b["us-east-1c"] != 2 {
+		t.Errorf("balanced pool's nodes by zone: %v; want two in each", b)
+	}
+	if u := zones("unbalanced"); len(u) != 1 {
+		t.Logf("the unbalanced pool's nodes by zone: %v (one zone expected: every zone has the same price)", u)
+	}
 }
