@@ -26,6 +26,7 @@ import (
 	"github.com/tenon-sh/tenon/pkg/featuregates"
 	"github.com/tenon-sh/tenon/pkg/manifest"
 	"github.com/tenon-sh/tenon/pkg/report"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/sim"
 )
 
@@ -47,6 +48,7 @@ type simulateFlags struct {
 	nodeGroups, tenonDisruption string
 	strict, noProgress          bool
 	spotToSpot                  bool
+	expendableCutoff            int32
 }
 
 func newSimulate() *cobra.Command {
@@ -102,6 +104,8 @@ for scripts. The same seed gives the same result.`,
 	fl.StringVar(&f.tenonDisruption, "tenon-disruption", sim.DisruptionInterim, "the tenon policy's disruption: interim (the simulator's implementation of tenon's methods, fast) or package (pkg/disruption, as the controller runs it; slow on long traces)")
 	fl.Var(featuregates.NewValue(func(g featuregates.Gates) { f.spotToSpot = g.SpotToSpotConsolidation }), "feature-gates",
 		"Karpenter's feature gates, Name=true|false comma-separated, as tenon controller takes them; SpotToSpotConsolidation (default false) lets the tenon and karpenter-like policies replace spot by spot")
+	fl.Int32Var(&f.expendableCutoff, "expendable-pods-priority-cutoff", scheduling.DefaultExpendableCutoff,
+		"pods of a priority below this are expendable: the tenon and node-groups policies buy no capacity for them (karpenter-like does, as Karpenter)")
 	fl.BoolVar(&f.strict, "strict", false, "treat trace rows that would be skipped as errors")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "do not draw the progress bar (it is drawn only when standard error is a terminal)")
 	return cmd
@@ -213,7 +217,8 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 }
 
 func simOptions(f *simulateFlags) (sim.Options, error) {
-	opts := sim.Options{Seed: f.seed, Until: f.until, RestartPenalty: f.restart, Scheduler: sim.Scoring(f.scheduler), TenonDisruption: f.tenonDisruption, SpotToSpotConsolidation: f.spotToSpot}
+	opts := sim.Options{Seed: f.seed, Until: f.until, RestartPenalty: f.restart, Scheduler: sim.Scoring(f.scheduler), TenonDisruption: f.tenonDisruption, SpotToSpotConsolidation: f.spotToSpot,
+		ExpendablePriorityCutoff: &f.expendableCutoff}
 	if f.bootDelay != "class" {
 		d, err := sim.ParseDelay(f.bootDelay)
 		if err != nil {

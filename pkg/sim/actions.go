@@ -161,8 +161,11 @@ func (r *run) launch(l Launch, cmd int32) *Node {
 		r.iceWaiting = true
 		return nil
 	}
+	// The node is the pool's (overlaid) type, billed at the overlaid price: a NodeOverlay's
+	// capacity is what the node advertises (as a device plugin would), its price what it costs.
+	typ, off := r.env.overlaidOffering(l.Pool, inst.Type, inst.Offering)
 	n := &Node{
-		ID: NodeID(len(r.nodes)), Pool: l.Pool, Type: inst.Type, Offering: inst.Offering, Price: inst.Offering.Price,
+		ID: NodeID(len(r.nodes)), Pool: l.Pool, Type: typ, Offering: off, Price: off.Price,
 		State: NodeLaunching, Launched: r.now, LastChange: r.now, instance: inst.ID, command: cmd,
 	}
 	n.Name = fmt.Sprintf("%s-%d", pool.Name, n.ID)

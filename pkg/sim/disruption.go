@@ -65,7 +65,7 @@ func (d *packageDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 	}
 	same := slices.Equal(state, d.poolsAt)
 	d.poolsAt = state
-	for _, id := range v.Pending() {
+	for _, id := range v.NotExpendable(v.Pending()) { // expendable pods take no room
 		snap.Pods = append(snap.Pods, v.APIPod(id))
 	}
 	byName := map[string]*Node{}
@@ -98,7 +98,7 @@ func (d *packageDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 	if same {
 		ds.Prepared = d.prepared
 	}
-	dec, err := disruption.Decide(ds, disruption.Options{Cursor: d.cursor, SpotToSpotConsolidation: d.t.spotToSpot})
+	dec, err := disruption.Decide(ds, disruption.Options{Cursor: d.cursor, SpotToSpotConsolidation: d.t.spotToSpot, ExpendablePriorityCutoff: new(v.ExpendableCutoff())})
 	wake := nextWake(v)
 	if err != nil {
 		return nil, wake

@@ -46,6 +46,62 @@ type Env struct {
 	// could hold its pods (placeableShapes).
 	placeableOnce  sync.Once
 	placeableShape []bool
+
+	// overlays are the manifests' NodeOverlays, evaluated over the pools (nil: none); overlaid
+	// memoizes, per pool and cloud type, the overlaid copy (the cloud's views share unchanged
+	// types, so their copies are shared too).
+	overlays   *overlay.Evaluation
+	overlaidMu sync.Mutex
+	overlaid   []map[*catalog.InstanceType]*catalog.InstanceType
+}
+
+// overlay returns the pool's types with the NodeOverlays applied (its as given when there are
+// none). The result is the same objects for the same types.
+func (env *Env) overlay(pool int, its []*catalog.InstanceType) []*catalog.InstanceType {
+	if env.overlays == nil {
+		return its
+	}
+	env.overlaidMu.Lock()
+	defer env.overlaidMu.Unlock()
+	memo := env.overlaid[pool]
+	out := make([]*catalog.InstanceType, len(its))
+	var miss []*catalog.InstanceType
+	for i, it := range its {
+		if cp, ok := memo[it]; ok {
+			out[i] = cp
+		} else {
+			miss = append(miss, it)
+		}
+	}
+	if len(miss) > 0 {
+		got, err := env.overlays.Apply(env.Pools[pool].Name, miss)
+		if err != nil {
+			got = miss // every pool was evaluated; a type it did not see is left as it is
+		}
+		for i, it := range miss {
+			memo[it] = got[i]
+		}
+		for i, it := range its {
+			out[i] = memo[it]
+		}
+	}
+	return out
+}
+
+// overlaidOffering returns the pool's overlaid counterpart of a type the cloud launched, and
+// the offering it launched through at its overlaid price.
+func (env *Env) overlaidOffering(pool int, it *catalog.InstanceType, o catalog.Offering) (*catalog.InstanceType, catalog.Offering) {
+	if env.overlays == nil {
+		return it, o
+	}
+	cp := env.overlay(pool, []*catalog.InstanceType{it})[0]
+	for _, x := range cp.Offerings {
+		if x.Zone == o.Zone && x.CapacityType == o.CapacityType && x.ReservationID == o.ReservationID {
+			o.Price = x.Price
+			break
+		}
+	}
+	return cp, o
 }
 
 // placeable reports whether some instance type of some pool could hold a pod of the shape.
@@ -140,14 +196,30 @@ func NewEnv(set *manifest.Set, w *Workload, opts EnvOptions) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(overlays) > 0 {
+		pools := make([]overlay.Pool, len(e.Pools))
+		for i, p := range e.Pools {
+			pools[i] = overlay.Pool{NodePool: p.NodePool, Types: p.Types}
+		}
+		e.overlays = overlay.Evaluate(overlays, pools)
+		e.overlaid = make([]map[*catalog.InstanceType]*catalog.InstanceType, len(e.Pools))
+		for i := range e.overlaid {
+			e.overlaid[i] = map[*catalog.InstanceType]*catalog.InstanceType{}
+		}
+		for _, p := range e.Pools {
+			p.Types = e.overlay(p.Index, p.Types)
+			p.Solver.InstanceTypes = p.Types
+		}
+		for _, msg := range e.overlays.Problems() {
+			e.Notes = append(e.Notes, msg)
+		}
+		e.Notes = append(e.Notes, fmt.Sprintf("%d NodeOverlay(s) applied to the instance types every policy plans with; nodes are billed at the overlaid prices", len(e.overlays.Applied)))
+	}
 	for _, sh := range w.Shapes {
 		if sh.Pod != nil && scheduling.Expendable(sh.Pod, scheduling.DefaultExpendableCutoff) {
-			e.Notes = append(e.Notes, fmt.Sprintf("pods of shape %s have priority %d, below the expendable cutoff %d: tenon simulate buys capacity for them like any pod, the controller would not",
+			e.Notes = append(e.Notes, fmt.Sprintf("pods of shape %s have priority %d, below the default expendable cutoff %d: the tenon and node-groups policies buy no capacity for them, karpenter-like does",
 				sh.Name, scheduling.Priority(sh.Pod), scheduling.DefaultExpendableCutoff))
 		}
-	}
-	for _, o := range overlays {
-		e.Notes = append(e.Notes, fmt.Sprintf("NodeOverlay %s is not applied: tenon simulate does not apply NodeOverlays yet (tenon plan and the controller do)", o.Name))
 	}
 	e.collectKeys()
 	return e, nil

@@ -249,6 +249,7 @@ func fitCount(req, alloc *scheduling.Resources) int {
 // Provision is one scan: pods that fit launching nodes wait for them; for the rest, one group
 // is scaled up, chosen by the least-waste expander.
 func (g *nodeGroups) Provision(now time.Time, v *View, pending []PodID) Decision {
+	pending = v.NotExpendable(pending) // Cluster Autoscaler scales up for none of them
 	nodes := v.Nodes()
 	var upcoming []*Node
 	for _, n := range nodes {

@@ -48,6 +48,11 @@ type Options struct {
 	// SpotToSpotConsolidation is Karpenter's feature gate of that name (off by default): the
 	// tenon and karpenter-like policies replace spot nodes by spot only when it is on.
 	SpotToSpotConsolidation bool
+	// ExpendablePriorityCutoff: pods of a priority below it are expendable (default
+	// scheduling.DefaultExpendableCutoff, -10). The tenon and node-groups policies buy no
+	// capacity for them, as tenon and Cluster Autoscaler do, and tenon's disruption finds them
+	// no place; the karpenter-like policy provisions for them, as Karpenter does.
+	ExpendablePriorityCutoff *int32
 	// NodeGroups names the instance types of the node-groups baseline (empty: chosen from the
 	// workload, see NodeGroupsPolicy).
 	NodeGroups []string

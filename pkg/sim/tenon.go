@@ -82,6 +82,9 @@ func (t *tenon) project(it *catalog.InstanceType) *catalog.InstanceType {
 
 // Provision runs the solver over the cluster and the pending pods.
 func (t *tenon) Provision(now time.Time, v *View, pending []PodID) Decision {
+	if pending = v.NotExpendable(pending); len(pending) == 0 {
+		return Decision{} // expendable pods get no capacity
+	}
 	shapes := shapeSet(v, pending)
 	pods := make([]*corev1.Pod, len(pending))
 	for i, id := range pending {

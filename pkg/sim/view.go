@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -91,6 +92,31 @@ func (v *View) APIPod(id PodID) *corev1.Pod {
 	return &cp
 }
 
+// ExpendableCutoff is the priority below which pods are expendable (Options).
+func (v *View) ExpendableCutoff() int32 {
+	if c := v.r.opts.ExpendablePriorityCutoff; c != nil {
+		return *c
+	}
+	return scheduling.DefaultExpendableCutoff
+}
+
+// NotExpendable returns the pods of ids that are not expendable.
+func (v *View) NotExpendable(ids []PodID) []PodID {
+	cut := v.ExpendableCutoff()
+	for i, id := range ids {
+		if scheduling.Expendable(v.APIPod(id), cut) {
+			out := slices.Clone(ids[:i])
+			for _, id := range ids[i+1:] {
+				if !scheduling.Expendable(v.APIPod(id), cut) {
+					out = append(out, id)
+				}
+			}
+			return out
+		}
+	}
+	return ids // the common case: none is expendable, nothing is copied
+}
+
 // InstanceTypes returns the pool's instance types as the cloud sells them now: an offering with
 // no room (a full capacity pool, a spent reservation) is not Available.
 func (v *View) InstanceTypes(pool int) []*catalog.InstanceType {
@@ -122,6 +148,7 @@ func (v *View) instanceTypes(pool int) ([]*catalog.InstanceType, int) {
 			out = append(out, it)
 		}
 	}
+	out = v.r.env.overlay(pool, out)
 	v.types[pool] = poolTypes{from: cur, out: out, version: c.version + 1}
 	return out, c.version + 1
 }

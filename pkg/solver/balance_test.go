@@ -29,12 +29,12 @@ func zonesOf(t *testing.T, plan *Plan) map[string]int {
 func TestZoneBalance(t *testing.T) {
 	threeZones := scheduling.In(apisv1.LabelZone, "us-east-1a", "us-east-1b", "us-east-1c")
 	cases := []struct {
-		name    string
-		skew    int
-		pods    int
-		pinned  int // pods with a zone selector on us-east-1a
-		existA  int // existing nodes of the pool in us-east-1a
-		want    map[string]int
+		name   string
+		skew   int
+		pods   int
+		pinned int // pods with a zone selector on us-east-1a
+		existA int // existing nodes of the pool in us-east-1a
+		want   map[string]int
 	}{
 		{name: "off: every claim goes where it is cheapest", skew: 0, pods: 6, want: map[string]int{"unpinned": 6}},
 		{name: "skew 1 spreads six claims two by two", skew: 1, pods: 6, want: map[string]int{"us-east-1a": 2, "us-east-1b": 2, "us-east-1c": 2}},
