@@ -209,7 +209,8 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 	if _, err := metrics.Register(mgr, metrics.Deps{Cluster: o.Cluster, Informers: mgr.GetCache(), Cloud: o.Measured}, opts.Metrics); err != nil {
 		return nil, err
 	}
-	if err := lifecycle.Register(mgr, lifecycle.Deps{CloudProvider: o.Measured, UnavailableOfferings: o.Unavailable}, opts.Lifecycle); err != nil {
+	// The lifecycle launches through the overlays: NodeOverlay prices rank a claim's offerings.
+	if err := lifecycle.Register(mgr, lifecycle.Deps{CloudProvider: o.Planned, UnavailableOfferings: o.Unavailable}, opts.Lifecycle); err != nil {
 		return nil, err
 	}
 	if err := termination.Register(mgr, termination.Deps{CloudProvider: o.Measured}, opts.Termination); err != nil {

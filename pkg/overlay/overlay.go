@@ -435,3 +435,24 @@ func (u *typeUpdate) apply(it *catalog.InstanceType) *catalog.InstanceType {
 	}
 	return &cp
 }
+
+// PricesOffers reports whether an overlay sets the price of some offering in the pool.
+func (e *Evaluation) PricesOffers(pool string) bool {
+	for _, u := range e.pools[pool] {
+		if len(u.price) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Price returns the overlaid price of an offering of an instance type in a pool (the
+// offering's own price when no overlay sets it).
+func (e *Evaluation) Price(pool, instanceType string, o *catalog.Offering) float64 {
+	if u := e.pools[pool][instanceType]; u != nil {
+		if pu := u.price[keyOf(o)]; pu != nil {
+			return pu.change.apply(o.Price)
+		}
+	}
+	return o.Price
+}

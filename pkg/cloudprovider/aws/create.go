@@ -79,6 +79,9 @@ type candidate struct {
 	it  *catalog.InstanceType
 	off *catalog.Offering
 	ami *awsv1.AMI
+	// price ranks the candidate: the offering's price, or the one NodeOverlays set
+	// (cloudprovider.LaunchPrices).
+	price float64
 }
 
 // Create launches an instance for the claim (see cloudprovider.CloudProvider). A claim that
@@ -116,6 +119,7 @@ func (p *Provider) Create(ctx context.Context, claim *apisv1.NodeClaim) (*apisv1
 		return nil, fmt.Errorf("NodeClaim %s: %w", claim.Name, err)
 	}
 	q := catalog.NewQuery(reqs)
+	prices := cloudprovider.LaunchPricesFrom(ctx)
 	var cands []candidate
 	var avoided []cloudprovider.Offering
 	for t, it := range types {
@@ -131,7 +135,11 @@ func (p *Provider) Create(ctx context.Context, claim *apisv1.NodeClaim) (*apisv1
 				avoided = append(avoided, cloudprovider.Offering{InstanceType: it.Name, Zone: off.Zone, CapacityType: off.CapacityType})
 				continue
 			}
-			cands = append(cands, candidate{it: it, off: off, ami: amis[t]})
+			price := off.Price
+			if prices != nil {
+				price = prices(it.Name, off)
+			}
+			cands = append(cands, candidate{it: it, off: off, ami: amis[t], price: price})
 		}
 	}
 	if len(cands) == 0 {
@@ -143,7 +151,7 @@ func (p *Provider) Create(ctx context.Context, claim *apisv1.NodeClaim) (*apisv1
 	capacityType := chooseCapacityType(cands)
 	cands = slices.DeleteFunc(cands, func(c candidate) bool { return c.off.CapacityType != capacityType })
 	slices.SortStableFunc(cands, func(a, b candidate) int {
-		return cmp.Or(cmp.Compare(a.off.Price, b.off.Price), strings.Compare(a.it.Name, b.it.Name))
+		return cmp.Or(cmp.Compare(a.price, b.price), strings.Compare(a.it.Name, b.it.Name))
 	})
 	if capacityType == apisv1.CapacityTypeReserved {
 		// One fleet launches one kind of reservation: a capacity block or an ordinary one.
@@ -214,7 +222,7 @@ func (p *Provider) launchRequest(ctx context.Context, claim *apisv1.NodeClaim, n
 		if _, ok := byGroup[g]; !ok {
 			order = append(order, g)
 		}
-		byGroup[g] = append(byGroup[g], instance.Candidate{InstanceType: c.it.Name, Zone: c.off.Zone, Price: c.off.Price, ReservationID: c.off.ReservationID})
+		byGroup[g] = append(byGroup[g], instance.Candidate{InstanceType: c.it.Name, Zone: c.off.Zone, Price: c.price, ReservationID: c.off.ReservationID})
 	}
 	classTags := p.classTags(nc)
 	ud, err := userdata.Render(nc.AMIFamily(), p.cluster, p.node(claim, nc, capacityType))
@@ -225,7 +233,8 @@ func (p *Provider) launchRequest(ctx context.Context, claim *apisv1.NodeClaim, n
 	for _, sg := range nc.Status.SecurityGroups {
 		sgs = append(sgs, sg.ID)
 	}
-	req := instance.LaunchRequest{CapacityType: capacityType, Tags: p.instanceTags(claim, nc, classTags)}
+	req := instance.LaunchRequest{CapacityType: capacityType, Tags: p.instanceTags(claim, nc, classTags),
+		Prioritized: cloudprovider.LaunchPricesFrom(ctx) != nil}
 	if nc.Spec.Context != nil {
 		req.Context = *nc.Spec.Context
 	}

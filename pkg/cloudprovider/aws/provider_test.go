@@ -3,6 +3,7 @@ package aws
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 
 	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws/instance"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/awsapi"
@@ -28,6 +30,7 @@ import (
 func TestProvider(t *testing.T) {
 	api := startAPIServer(t)
 	t.Run("CreateLaunchesTheCheapestCompatibleOfferingAndTagsIt", func(t *testing.T) { testCreate(t, newEnv(t, api)) })
+	t.Run("NodeOverlayPricesRankTheLaunch", func(t *testing.T) { testLaunchPrices(t, newEnv(t, api)) })
 	t.Run("CreateIsIdempotentForAClaimWithAnInstance", func(t *testing.T) { testCreateIdempotent(t, newEnv(t, api)) })
 	t.Run("NodeClassNotReady", func(t *testing.T) { testNotReady(t, newEnv(t, api)) })
 	t.Run("AMIRequirementsChooseTheImage", func(t *testing.T) { testAMIRequirements(t, newEnv(t, api)) })
@@ -89,6 +92,30 @@ func testCreate(t *testing.T, e *env) {
 	}
 	if len(inst.Tags) > 0 && inst.SubnetID == "" {
 		t.Error("no subnet")
+	}
+}
+
+// With NodeOverlay prices in the context, CreateFleet goes out prioritized by them: c5.large,
+// the cheapest by the cloud's prices, priced dearer, loses to m5.large, on demand and on spot.
+func testLaunchPrices(t *testing.T, e *env) {
+	e.nodeClass(t, "prices", nil)
+	dearC5 := cloudprovider.WithLaunchPrices(ctx, func(it string, o *catalog.Offering) float64 {
+		if it == "c5.large" {
+			return o.Price + 1
+		}
+		return o.Price
+	})
+	for i, ct := range []string{apisv1.CapacityTypeOnDemand, apisv1.CapacityTypeSpot} {
+		c := claim(fmt.Sprintf("prices-%d", i), "prices", req(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, "m5.large", "c5.large"),
+			req(apisv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, ct))
+		c.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+		out, err := e.p.Create(dearC5, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if typ := out.Labels[corev1.LabelInstanceTypeStable]; typ != "m5.large" {
+			t.Errorf("%s: launched %s, want m5.large (c5.large is dearer by the overlay)", ct, typ)
+		}
 	}
 }
 

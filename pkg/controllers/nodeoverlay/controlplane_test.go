@@ -20,6 +20,7 @@ import (
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/apis/v1alpha1"
+	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/ctrltest"
 	"github.com/tenon-sh/tenon/pkg/controllers/nodeoverlay"
 	"github.com/tenon-sh/tenon/pkg/controllers/provisioning"
@@ -94,8 +95,10 @@ func TestOnControlPlane(t *testing.T) {
 		}
 		return mgr.Add(p)
 	}
+	mopts.Launcher = func(p cloudprovider.CloudProvider) cloudprovider.CloudProvider { return nodeoverlay.Decorate(p, store) }
 	e.StartManager(t, mopts)
 	t.Run("parallel", func(t *testing.T) {
+		t.Run("TheLaunchFollowsTheOverlaidPrices", func(t *testing.T) { t.Parallel(); testLaunch(t, e) })
 		t.Run("PriceIsWhatTheProvisionerPlansWith", func(t *testing.T) { t.Parallel(); testPrice(t, e, planned) })
 		t.Run("CapacityMakesAPodSchedulable", func(t *testing.T) { t.Parallel(); testCapacity(t, e) })
 		t.Run("ConflictAndRuntimeValidationAreReported", func(t *testing.T) { t.Parallel(); testStatus(t, e) })
@@ -147,8 +150,12 @@ func newOverlay(name string, weight int32, reqs []v1alpha1.NodeSelectorRequireme
 	return o
 }
 
-func typeIs(names ...string) []v1alpha1.NodeSelectorRequirement {
-	return []v1alpha1.NodeSelectorRequirement{{Key: apisv1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: names}}
+// typeIs selects instance types of one NodePool (the subtests run side by side).
+func typeIs(pool string, names ...string) []v1alpha1.NodeSelectorRequirement {
+	return []v1alpha1.NodeSelectorRequirement{
+		{Key: apisv1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: names},
+		{Key: apisv1.NodePoolLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{pool}},
+	}
 }
 
 func waitCondition(t *testing.T, e *ctrltest.Env, name string, status metav1.ConditionStatus, reason string) *v1alpha1.NodeOverlay {
@@ -183,7 +190,7 @@ func testPrice(t *testing.T, e *ctrltest.Env, planned *prices) {
 	if before < 0.05 || before > 0.2 {
 		t.Fatalf("m5.large planned at $%g/h without an overlay; want its on-demand price", before)
 	}
-	o := newOverlay("ovl-price", 0, typeIs("m5.large"))
+	o := newOverlay("ovl-price", 0, typeIs("ovl-price", "m5.large"))
 	o.Spec.Price = new("0.5")
 	e.Create(t, o)
 	waitCondition(t, e, "ovl-price", metav1.ConditionTrue, v1alpha1.ConditionTypeValidationSucceeded)
@@ -204,7 +211,7 @@ func testCapacity(t *testing.T, e *ctrltest.Env) {
 	dongle := corev1.ResourceName("example.com/dongle")
 	e.Create(t, pendingPod("dongle", "ovl-cap", corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), dongle: resource.MustParse("1")}))
 	e.WaitEvent(t, "dongle", provisioning.EventFailedScheduling)
-	o := newOverlay("ovl-cap", 0, typeIs("m5.xlarge"))
+	o := newOverlay("ovl-cap", 0, typeIs("ovl-cap", "m5.xlarge"))
 	o.Spec.Capacity = corev1.ResourceList{dongle: resource.MustParse("2")}
 	e.Create(t, o)
 	ctrltest.Eventually(t, "a claim of m5.xlarge alone is created for the pod", func() (bool, string) {
@@ -227,9 +234,9 @@ func testCapacity(t *testing.T, e *ctrltest.Env) {
 // other reports Conflict. A negative capacity passes the schema but not runtime validation.
 func testStatus(t *testing.T, e *ctrltest.Env) {
 	newPool(t, e, "ovl-status", "c5.large")
-	a := newOverlay("ovl-conflict-a", 7, typeIs("c5.large"))
+	a := newOverlay("ovl-conflict-a", 7, typeIs("ovl-status", "c5.large"))
 	a.Spec.PriceAdjustment = new("+10%")
-	b := newOverlay("ovl-conflict-b", 7, typeIs("c5.large"))
+	b := newOverlay("ovl-conflict-b", 7, typeIs("ovl-status", "c5.large"))
 	b.Spec.PriceAdjustment = new("-10%")
 	e.Create(t, a)
 	e.Create(t, b)
@@ -239,7 +246,7 @@ func testStatus(t *testing.T, e *ctrltest.Env) {
 	}
 	waitCondition(t, e, "ovl-conflict-b", metav1.ConditionTrue, v1alpha1.ConditionTypeValidationSucceeded)
 
-	neg := newOverlay("ovl-negative", 0, typeIs("c5.large"))
+	neg := newOverlay("ovl-negative", 0, typeIs("ovl-status", "c5.large"))
 	neg.Spec.Capacity = corev1.ResourceList{"example.com/widget": resource.MustParse("-1")}
 	e.Create(t, neg)
 	got = waitCondition(t, e, "ovl-negative", metav1.ConditionFalse, v1alpha1.ReasonRuntimeValidation)
@@ -303,4 +310,27 @@ func testGateOff(t *testing.T, e *ctrltest.Env) {
 	if store.Evaluation() != nil {
 		t.Error("the gate is off, yet the overlays were evaluated")
 	}
+}
+
+// c5.large is cheaper than m5.large, both hold the pod, and the claim offers both; an overlay
+// making c5.large dearer makes the launch take m5.large, as the plan does (the cloud's own
+// prices would take c5.large).
+func testLaunch(t *testing.T, e *ctrltest.Env) {
+	newPool(t, e, "ovl-launch", "m5.large", "c5.large")
+	o := newOverlay("ovl-launch", 0, typeIs("ovl-launch", "c5.large"))
+	o.Spec.PriceAdjustment = new("+1")
+	e.Create(t, o)
+	waitCondition(t, e, "ovl-launch", metav1.ConditionTrue, v1alpha1.ConditionTypeValidationSucceeded)
+	e.Create(t, pendingPod("launch", "ovl-launch", corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}))
+	ctrltest.Eventually(t, "the pool's node launches as m5.large", func() (bool, string) {
+		list := &corev1.NodeList{}
+		if err := e.Client.List(context.Background(), list, client.MatchingLabels{apisv1.NodePoolLabelKey: "ovl-launch"}); err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Items) == 0 {
+			return false, "no node"
+		}
+		typ := list.Items[0].Labels[corev1.LabelInstanceTypeStable]
+		return typ == "m5.large", typ
+	})
 }

@@ -49,6 +49,20 @@ func (d *decorator) StampHash(ctx context.Context, claim *apisv1.NodeClaim) (fro
 	return "", "", nil
 }
 
+// Create launches with the overlaid prices: when an overlay prices an offering of the claim's
+// NodePool, the provider ranks the claim's offerings by them (cloudprovider.LaunchPrices).
+func (d *decorator) Create(ctx context.Context, claim *apisv1.NodeClaim) (*apisv1.NodeClaim, error) {
+	if d.store.Enabled() {
+		pool := claim.Labels[apisv1.NodePoolLabelKey]
+		if e := d.store.Evaluation(); e != nil && e.PricesOffers(pool) {
+			ctx = cloudprovider.WithLaunchPrices(ctx, func(instanceType string, o *catalog.Offering) float64 {
+				return e.Price(pool, instanceType, o)
+			})
+		}
+	}
+	return d.CloudProvider.Create(ctx, claim)
+}
+
 func (d *decorator) GetInstanceTypes(ctx context.Context, np *apisv1.NodePool) ([]*catalog.InstanceType, error) {
 	its, err := d.CloudProvider.GetInstanceTypes(ctx, np)
 	if err != nil {

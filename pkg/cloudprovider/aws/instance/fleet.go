@@ -89,6 +89,11 @@ type LaunchRequest struct {
 	Tags map[string]string
 	// Context is the NodeClass's spec.context, passed through.
 	Context string
+	// Prioritized launches the overrides in their order (their Price is the price NodeOverlays
+	// set): on-demand with the prioritized allocation strategy, spot with
+	// capacity-optimized-prioritized, each override's priority its price (lower goes first).
+	// Karpenter's AWS provider does the same when NodeOverlay prices apply.
+	Prioritized bool
 }
 
 // Allocation strategies, by capacity type.
@@ -117,11 +122,17 @@ func FleetInput(req LaunchRequest) *ec2.CreateFleetInput {
 	case req.CapacityType == apisv1.CapacityTypeSpot:
 		ts.DefaultTargetCapacityType = ec2types.DefaultTargetCapacityTypeSpot
 		in.SpotOptions = &ec2types.SpotOptionsRequest{AllocationStrategy: SpotAllocationStrategy}
+		if req.Prioritized {
+			in.SpotOptions.AllocationStrategy = ec2types.SpotAllocationStrategyCapacityOptimizedPrioritized
+		}
 	case req.CapacityType == apisv1.CapacityTypeReserved && req.ReservationType == awsv1.CapacityReservationTypeCapacityBlock:
 		ts.DefaultTargetCapacityType = ec2types.DefaultTargetCapacityTypeCapacityBlock
 	default:
 		ts.DefaultTargetCapacityType = ec2types.DefaultTargetCapacityTypeOnDemand
 		in.OnDemandOptions = &ec2types.OnDemandOptionsRequest{AllocationStrategy: OnDemandAllocationStrategy}
+		if req.Prioritized {
+			in.OnDemandOptions.AllocationStrategy = ec2types.FleetOnDemandAllocationStrategyPrioritized
+		}
 	}
 	for _, c := range req.Configs {
 		cfg := ec2types.FleetLaunchTemplateConfigRequest{
@@ -138,6 +149,9 @@ func FleetInput(req LaunchRequest) *ec2.CreateFleetInput {
 			}
 			if o.ImageID != "" {
 				ov.ImageId = aws.String(o.ImageID)
+			}
+			if req.Prioritized {
+				ov.Priority = aws.Float64(o.Price) // lower goes first: the cheapest by the overlaid prices
 			}
 			cfg.Overrides = append(cfg.Overrides, ov)
 		}

@@ -170,3 +170,28 @@ func TestClassifyFleetErrors(t *testing.T) {
 		})
 	}
 }
+
+// A prioritized request (NodeOverlay prices) asks for the prioritized strategies and gives each
+// override its price as its priority.
+func TestFleetInputPrioritized(t *testing.T) {
+	configs := []LaunchConfig{{TemplateName: "lt", Overrides: []Override{
+		{InstanceType: "m5.large", SubnetID: "subnet-a", Zone: "us-east-1a", Price: 0.096},
+		{InstanceType: "c5.large", SubnetID: "subnet-a", Zone: "us-east-1a", Price: 1.085},
+	}}}
+	od := FleetInput(LaunchRequest{CapacityType: apisv1.CapacityTypeOnDemand, Configs: configs, Prioritized: true})
+	if od.OnDemandOptions.AllocationStrategy != ec2types.FleetOnDemandAllocationStrategyPrioritized {
+		t.Errorf("on-demand strategy %q, want prioritized", od.OnDemandOptions.AllocationStrategy)
+	}
+	spot := FleetInput(LaunchRequest{CapacityType: apisv1.CapacityTypeSpot, Configs: configs, Prioritized: true})
+	if spot.SpotOptions.AllocationStrategy != ec2types.SpotAllocationStrategyCapacityOptimizedPrioritized {
+		t.Errorf("spot strategy %q, want capacity-optimized-prioritized", spot.SpotOptions.AllocationStrategy)
+	}
+	for i, want := range []float64{0.096, 1.085} {
+		if got := od.LaunchTemplateConfigs[0].Overrides[i].Priority; got == nil || *got != want {
+			t.Errorf("override %d priority %v, want %g", i, got, want)
+		}
+	}
+	if plain := FleetInput(LaunchRequest{CapacityType: apisv1.CapacityTypeOnDemand, Configs: configs}); plain.LaunchTemplateConfigs[0].Overrides[0].Priority != nil {
+		t.Error("a request that is not prioritized carries priorities")
+	}
+}

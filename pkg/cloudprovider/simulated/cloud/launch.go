@@ -31,6 +31,9 @@ type LaunchRequest struct {
 	// the caller's record of offerings that recently ran out of capacity or were interrupted.
 	// Reserved offerings are asked about too (with capacity type reserved).
 	Avoid func(cloudprovider.Offering) bool
+	// Prices, when set, ranks the offerings instead of their own prices (the prices
+	// NodeOverlays set): the launch goes to the first with room in that order.
+	Prices cloudprovider.LaunchPrices
 }
 
 // candidate is a compatible offering: type it, offering index o.
@@ -97,8 +100,14 @@ func (cls *class) candidates(req LaunchRequest) []candidate {
 			out = append(out, candidate{it: it, o: o})
 		}
 	}
+	price := func(c candidate) float64 {
+		if req.Prices != nil {
+			return req.Prices(c.it.Name, &c.it.Offerings[c.o])
+		}
+		return c.it.Offerings[c.o].Price
+	}
 	slices.SortStableFunc(out, func(a, b candidate) int {
-		return cmp.Or(cmp.Compare(a.it.Offerings[a.o].Price, b.it.Offerings[b.o].Price), strings.Compare(a.it.Name, b.it.Name))
+		return cmp.Or(cmp.Compare(price(a), price(b)), strings.Compare(a.it.Name, b.it.Name))
 	})
 	return out
 }

@@ -68,6 +68,9 @@ type Options struct {
 	// Setup, when set, adds more to the manager (another controller under test) before it
 	// starts; m has the provider and the unavailable-offerings cache.
 	Setup func(mgr manager.Manager, m *Manager) error
+	// Launcher, when set, wraps the provider the lifecycle controller launches through (as the
+	// operator gives it the provider decorated with NodeOverlays).
+	Launcher func(cloudprovider.CloudProvider) cloudprovider.CloudProvider
 }
 
 // FastOptions are short delays for tests: launch retries from 100ms, drains polled every
@@ -112,7 +115,11 @@ func (e *Env) StartManager(t *testing.T, opts Options) *Manager {
 	if err := p.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
-	if err := lifecycle.Register(mgr, lifecycle.Deps{CloudProvider: p, UnavailableOfferings: unavailable}, opts.Lifecycle); err != nil {
+	var launcher cloudprovider.CloudProvider = p
+	if opts.Launcher != nil {
+		launcher = opts.Launcher(p)
+	}
+	if err := lifecycle.Register(mgr, lifecycle.Deps{CloudProvider: launcher, UnavailableOfferings: unavailable}, opts.Lifecycle); err != nil {
 		t.Fatal(err)
 	}
 	if err := termination.Register(mgr, termination.Deps{CloudProvider: p}, opts.Termination); err != nil {
