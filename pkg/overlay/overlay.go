@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -24,8 +25,8 @@ type Pool struct {
 }
 
 // Evaluation is the merged effect of a set of NodeOverlays on the instance types of the
-// NodePools they were evaluated against. It is immutable once built and safe for concurrent
-// use.
+// NodePools they were evaluated against. It does not change once built and is safe for
+// concurrent use.
 type Evaluation struct {
 	pools map[string]map[string]*typeUpdate // pool → instance type → update
 	// Invalid are the overlays that fail validation, by name, with the reason; they are not
@@ -37,6 +38,38 @@ type Evaluation struct {
 	Conflicts map[string]string
 	// Applied names the overlays that change at least one instance type, with how many.
 	Applied map[string]int
+
+	// memo holds the copies Apply made, by pool and source type, so that a provider that
+	// returns the same types each call gets the same copies back without allocating; it is
+	// cleared when it outgrows memoLimit (a provider making fresh types every call).
+	mu        sync.Mutex
+	memo      map[memoKey]memoEntry
+	memoLimit int
+}
+
+// memoEntry is a copy with the source offerings it was made from: a provider that updates an
+// offering in place (availability, reservation capacity, price) gets a fresh copy.
+type memoEntry struct {
+	cp   *catalog.InstanceType
+	from []catalog.Offering
+}
+
+func (m memoEntry) current(it *catalog.InstanceType) bool {
+	if len(m.from) != len(it.Offerings) {
+		return false
+	}
+	for i := range m.from {
+		a, b := &m.from[i], &it.Offerings[i]
+		if a.Price != b.Price || a.Available != b.Available || a.ReservationCapacity != b.ReservationCapacity {
+			return false
+		}
+	}
+	return true
+}
+
+type memoKey struct {
+	pool string
+	it   *catalog.InstanceType
 }
 
 // typeUpdate is what the overlays do to one instance type of one pool.
@@ -97,11 +130,13 @@ var (
 
 // parsed is a valid overlay, ready to match.
 type parsed struct {
-	name     string
-	weight   int32
-	reqs     scheduling.Requirements
-	price    *change
-	capacity map[int]int64
+	name   string
+	weight int32
+	// typeReqs are the requirements on labels the type (or the pool) decides, offeringReqs
+	// those on labels each offering decides (zone, zone ID, capacity type, reservation).
+	typeReqs, offeringReqs []scheduling.Requirement
+	price                  *change
+	capacity               map[int]int64
 }
 
 // restrictedCapacity are the resources an overlay may not change.
@@ -117,6 +152,7 @@ func Validate(o *v1alpha1.NodeOverlay) error {
 
 func parse(o *v1alpha1.NodeOverlay) (*parsed, error) {
 	p := &parsed{name: o.Name, weight: o.WeightOf()}
+	var reqs scheduling.Requirements
 	var errs []error
 	if w := o.WeightOf(); o.Spec.Weight != nil && (w < 1 || w > 10000) {
 		errs = append(errs, fmt.Errorf("weight %d is outside 1 to 10000", w))
@@ -131,7 +167,7 @@ func parse(o *v1alpha1.NodeOverlay) (*parsed, error) {
 			errs = append(errs, fmt.Errorf("requirement %d: key %s with operator NotIn must have a value defined", i, r.Key))
 			continue
 		}
-		p.reqs = p.reqs.Add(req)
+		reqs = reqs.Add(req)
 	}
 	switch {
 	case o.Spec.Price != nil && o.Spec.PriceAdjustment != nil:
@@ -177,6 +213,13 @@ func parse(o *v1alpha1.NodeOverlay) (*parsed, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	for _, r := range reqs.Items() {
+		if offeringKeyed(r.Key) {
+			p.offeringReqs = append(p.offeringReqs, r)
+		} else {
+			p.typeReqs = append(p.typeReqs, r)
+		}
+	}
 	return p, nil
 }
 
@@ -211,6 +254,7 @@ func Evaluate(overlays []*v1alpha1.NodeOverlay, pools []Pool) *Evaluation {
 	e := &Evaluation{pools: map[string]map[string]*typeUpdate{}, Invalid: map[string]error{}, Conflicts: map[string]string{}, Applied: map[string]int{}}
 	for _, p := range pools {
 		e.pools[p.NodePool.Name] = map[string]*typeUpdate{}
+		e.memoLimit += 4 * len(p.Types)
 	}
 	ordered := slices.Clone(overlays)
 	v1alpha1.OrderByWeight(ordered)
@@ -271,14 +315,21 @@ func poolLabels(np *apisv1.NodePool) map[string]string {
 	return l
 }
 
-// matching returns the indices of the type's offerings the overlay selects.
+// matching returns the indices of the type's offerings the overlay selects: the requirements on
+// keys an offering decides are read per offering, the others once for the type.
 func (p *parsed) matching(it *catalog.InstanceType, pool map[string]string) []int {
+	for _, r := range p.typeReqs {
+		v, present := typeLabel(it, pool, r.Key)
+		if !r.Matches(v, present) {
+			return nil
+		}
+	}
 	var out []int
 	for i := range it.Offerings {
 		o := &it.Offerings[i]
 		ok := true
-		for _, r := range p.reqs.Items() {
-			v, present := labelOf(it, o, pool, r.Key)
+		for _, r := range p.offeringReqs {
+			v, present := offeringLabel(o, r.Key)
 			if !r.Matches(v, present) {
 				ok = false
 				break
@@ -291,8 +342,17 @@ func (p *parsed) matching(it *catalog.InstanceType, pool map[string]string) []in
 	return out
 }
 
-// labelOf returns the value of a label of a node of type it bought through o in a pool.
-func labelOf(it *catalog.InstanceType, o *catalog.Offering, pool map[string]string, key string) (string, bool) {
+// offeringKey reports whether the offering, not the type, decides a label.
+func offeringKeyed(key string) bool {
+	switch key {
+	case apisv1.LabelZone, apisv1.LabelTopologyZoneID, apisv1.CapacityTypeLabelKey, apisv1.LabelCapacityReservationID:
+		return true
+	}
+	return false
+}
+
+// offeringLabel returns the value of a label an offering decides.
+func offeringLabel(o *catalog.Offering, key string) (string, bool) {
 	switch key {
 	case apisv1.LabelZone:
 		return o.Zone, true
@@ -300,9 +360,13 @@ func labelOf(it *catalog.InstanceType, o *catalog.Offering, pool map[string]stri
 		return o.ZoneID, o.ZoneID != ""
 	case apisv1.CapacityTypeLabelKey:
 		return o.CapacityType, true
-	case apisv1.LabelCapacityReservationID:
-		return o.ReservationID, o.ReservationID != ""
 	}
+	return o.ReservationID, o.ReservationID != ""
+}
+
+// typeLabel returns the value of a label, not decided by the offering, of a node of type it in
+// a pool.
+func typeLabel(it *catalog.InstanceType, pool map[string]string, key string) (string, bool) {
 	if v, ok := pool[key]; ok {
 		return v, true
 	}
@@ -406,10 +470,21 @@ func (e *Evaluation) Apply(pool string, types []*catalog.InstanceType) ([]*catal
 		return types, nil
 	}
 	out := make([]*catalog.InstanceType, len(types))
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.memo == nil || len(e.memo) > e.memoLimit {
+		e.memo = map[memoKey]memoEntry{}
+	}
 	for i, it := range types {
 		out[i] = it
 		if u := updates[it.Name]; u != nil {
-			out[i] = u.apply(it)
+			k := memoKey{pool, it}
+			m, ok := e.memo[k]
+			if !ok || !m.current(it) {
+				m = memoEntry{cp: u.apply(it), from: slices.Clone(it.Offerings)}
+				e.memo[k] = m
+			}
+			out[i] = m.cp
 		}
 	}
 	return out, nil

@@ -308,6 +308,26 @@ func TestHugepagesComeOutOfMemory(t *testing.T) {
 	}
 }
 
+// Apply returns the same copy for the same type, and a fresh one once the type's offerings
+// change in place (a provider updating availability).
+func TestApplyReusesCopiesUntilTheTypeChanges(t *testing.T) {
+	orig := types(t, "m5.large")[0]
+	it := *orig
+	it.Offerings = slices.Clone(orig.Offerings)
+	base := []*catalog.InstanceType{&it}
+	e := overlay.Evaluate(objects(ov{name: "a", adj: "+1"}), []overlay.Pool{pool("default", nil, base)})
+	a, _ := e.Apply("default", base)
+	b, _ := e.Apply("default", base)
+	if a[0] != b[0] {
+		t.Error("two Applies of the same type made two copies")
+	}
+	it.Offerings[0].Available = !it.Offerings[0].Available
+	c, _ := e.Apply("default", base)
+	if c[0] == a[0] || c[0].Offerings[0].Available != it.Offerings[0].Available {
+		t.Error("an offering changed in place, yet Apply returned the old copy")
+	}
+}
+
 func TestApplyToAPoolNotEvaluated(t *testing.T) {
 	base := types(t, "m5.large")
 	e := overlay.Evaluate(nil, []overlay.Pool{pool("default", nil, base)})

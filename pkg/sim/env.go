@@ -47,43 +47,19 @@ type Env struct {
 	placeableOnce  sync.Once
 	placeableShape []bool
 
-	// overlays are the manifests' NodeOverlays, evaluated over the pools (nil: none); overlaid
-	// memoizes, per pool and cloud type, the overlaid copy (the cloud's views share unchanged
-	// types, so their copies are shared too).
-	overlays   *overlay.Evaluation
-	overlaidMu sync.Mutex
-	overlaid   []map[*catalog.InstanceType]*catalog.InstanceType
+	// overlays are the manifests' NodeOverlays, evaluated over the pools (nil: none).
+	overlays *overlay.Evaluation
 }
 
 // overlay returns the pool's types with the NodeOverlays applied (its as given when there are
-// none). The result is the same objects for the same types.
+// none). The evaluation hands back the same copies for the same types.
 func (env *Env) overlay(pool int, its []*catalog.InstanceType) []*catalog.InstanceType {
 	if env.overlays == nil {
 		return its
 	}
-	env.overlaidMu.Lock()
-	defer env.overlaidMu.Unlock()
-	memo := env.overlaid[pool]
-	out := make([]*catalog.InstanceType, len(its))
-	var miss []*catalog.InstanceType
-	for i, it := range its {
-		if cp, ok := memo[it]; ok {
-			out[i] = cp
-		} else {
-			miss = append(miss, it)
-		}
-	}
-	if len(miss) > 0 {
-		got, err := env.overlays.Apply(env.Pools[pool].Name, miss)
-		if err != nil {
-			got = miss // every pool was evaluated; a type it did not see is left as it is
-		}
-		for i, it := range miss {
-			memo[it] = got[i]
-		}
-		for i, it := range its {
-			out[i] = memo[it]
-		}
+	out, err := env.overlays.Apply(env.Pools[pool].Name, its)
+	if err != nil {
+		return its // every pool was evaluated: not reached
 	}
 	return out
 }
@@ -202,10 +178,6 @@ func NewEnv(set *manifest.Set, w *Workload, opts EnvOptions) (*Env, error) {
 			pools[i] = overlay.Pool{NodePool: p.NodePool, Types: p.Types}
 		}
 		e.overlays = overlay.Evaluate(overlays, pools)
-		e.overlaid = make([]map[*catalog.InstanceType]*catalog.InstanceType, len(e.Pools))
-		for i := range e.overlaid {
-			e.overlaid[i] = map[*catalog.InstanceType]*catalog.InstanceType{}
-		}
 		for _, p := range e.Pools {
 			p.Types = e.overlay(p.Index, p.Types)
 			p.Solver.InstanceTypes = p.Types

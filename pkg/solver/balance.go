@@ -2,7 +2,10 @@ package solver
 
 import (
 	"cmp"
+	"maps"
+	"math/bits"
 	"slices"
+	"strings"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/catalog"
@@ -24,7 +27,7 @@ func balanceZones(plan *Plan, snap *Snapshot, excluded map[string]bool) {
 			continue
 		}
 		count := poolZones(pool)
-		if len(count) < 2 {
+		if len(count) < 2 || len(count) > 64 {
 			continue
 		}
 		for _, n := range snap.Nodes {
@@ -37,27 +40,27 @@ func balanceZones(plan *Plan, snap *Snapshot, excluded map[string]bool) {
 				}
 			}
 		}
-		var claims []*Claim
-		for _, c := range plan.Claims {
-			if c.NodePool == pool.Name {
-				claims = append(claims, c)
-			}
-		}
+		m := newOfferingMemo(count)
 		// Claims with no choice count first, so the others balance around them.
 		var free []*Claim
-		for _, c := range claims {
-			zones := claimZones(c)
-			if len(zones) == 1 || c.Offering.CapacityType == apisv1.CapacityTypeReserved {
+		var options []zoneOptions
+		for _, c := range plan.Claims {
+			if c.NodePool != pool.Name {
+				continue
+			}
+			zo := m.claimZones(c)
+			if bits.OnesCount64(zo.any) <= 1 || c.Offering.CapacityType == apisv1.CapacityTypeReserved {
 				if _, in := count[c.Offering.Zone]; in {
 					count[c.Offering.Zone]++
 				}
 				continue
 			}
 			free = append(free, c)
+			options = append(options, zo)
 		}
-		for _, c := range free {
+		for i, c := range free {
 			before := c.Price
-			if z := pickZone(c, count, pool.ZoneMaxSkew); z != "" {
+			if z := m.pickZone(c, options[i], count, pool.ZoneMaxSkew); z != "" {
 				count[z]++
 				plan.Price += c.Price - before
 			}
@@ -83,40 +86,105 @@ func poolZones(pool *NodePool) map[string]int {
 	return out
 }
 
-// claimZones returns the zones a claim's options can launch in under its requirements, sorted.
-func claimZones(c *Claim) []string {
-	q := catalog.NewQuery(c.Requirements)
-	var out []string
-	for _, it := range c.InstanceTypes {
-		for j := range it.Offerings {
-			if o := &it.Offerings[j]; o.Usable() && q.OfferingMatches(o) && !slices.Contains(out, o.Zone) {
-				out = append(out, o.Zone)
+// offeringMemo holds a pool's zones by index and, by the requirements a claim puts on the keys
+// offerings decide, each type's offerings those requirements allow with their zone's index:
+// the claims of one pool mostly share those requirements.
+type offeringMemo struct {
+	zones  []string
+	zoneID map[string]int
+	byKey  map[string]map[*catalog.InstanceType][]allowedOffering
+}
+
+type allowedOffering struct{ o, zone int }
+
+func newOfferingMemo(count map[string]int) *offeringMemo {
+	m := &offeringMemo{zoneID: map[string]int{}, byKey: map[string]map[*catalog.InstanceType][]allowedOffering{}}
+	m.zones = slices.Sorted(maps.Keys(count))
+	for i, z := range m.zones {
+		m.zoneID[z] = i
+	}
+	return m
+}
+
+var offeringKeys = []string{apisv1.LabelZone, apisv1.LabelTopologyZoneID, apisv1.CapacityTypeLabelKey, apisv1.LabelCapacityReservationID}
+
+// zoneOptions is, for one claim, the zones its options can launch in (bit z of any for the
+// pool's zone z), each with the cheapest usable offering there that is not reserved.
+type zoneOptions struct {
+	any  uint64
+	best []zoneBest // by zone index
+	// in[t] has bit z set when option t has an offering in zone z.
+	in []uint64
+}
+
+type zoneBest struct {
+	t, o  int // t < 0: no offering there that is not reserved
+	price float64
+}
+
+// claimZones reads the zones of a claim's options under its requirements.
+func (m *offeringMemo) claimZones(c *Claim) zoneOptions {
+	var key strings.Builder
+	sub := scheduling.Requirements{}
+	for _, k := range offeringKeys {
+		if r, ok := c.Requirements.Get(k); ok {
+			key.WriteString(r.String())
+			sub = sub.Add(r)
+		}
+		key.WriteByte(0)
+	}
+	byType := m.byKey[key.String()]
+	if byType == nil {
+		byType = map[*catalog.InstanceType][]allowedOffering{}
+		m.byKey[key.String()] = byType
+	}
+	var q *catalog.Query
+	zo := zoneOptions{best: make([]zoneBest, len(m.zones)), in: make([]uint64, len(c.InstanceTypes))}
+	for z := range zo.best {
+		zo.best[z].t = -1
+	}
+	for t, it := range c.InstanceTypes {
+		offs, ok := byType[it]
+		if !ok {
+			if q == nil {
+				q = catalog.NewQuery(sub)
+			}
+			offs = []allowedOffering{}
+			for j := range it.Offerings {
+				o := &it.Offerings[j]
+				if z, known := m.zoneID[o.Zone]; known && o.Usable() && q.OfferingMatches(o) {
+					offs = append(offs, allowedOffering{o: j, zone: z})
+				}
+			}
+			byType[it] = offs
+		}
+		for _, a := range offs {
+			zo.in[t] |= 1 << a.zone
+			o := &it.Offerings[a.o]
+			if b := &zo.best[a.zone]; o.CapacityType != apisv1.CapacityTypeReserved && (b.t < 0 || o.Price < b.price) {
+				*b = zoneBest{t: t, o: a.o, price: o.Price}
 			}
 		}
+		zo.any |= zo.in[t]
 	}
-	slices.Sort(out)
-	return out
+	return zo
 }
 
 // pickZone pins c to the zone balance asks for and returns it ("" when c is left as it was).
-func pickZone(c *Claim, count map[string]int, maxSkew int) string {
+func (m *offeringMemo) pickZone(c *Claim, zo zoneOptions, count map[string]int, maxSkew int) string {
 	type choice struct {
-		zone  string
+		z     int
 		price float64
 		after int // the skew with one more node there
 	}
 	var choices []choice
-	for _, z := range claimZones(c) {
-		if _, in := count[z]; !in {
+	for z, name := range m.zones {
+		if zo.best[z].t < 0 {
 			continue
 		}
-		price, ok := cheapestIn(c, z)
-		if !ok {
-			continue
-		}
-		count[z]++
-		choices = append(choices, choice{zone: z, price: price, after: skew(count)})
-		count[z]--
+		count[name]++
+		choices = append(choices, choice{z: z, price: zo.best[z].price, after: skew(count)})
+		count[name]--
 	}
 	if len(choices) == 0 {
 		return ""
@@ -129,35 +197,28 @@ func pickZone(c *Claim, count map[string]int, maxSkew int) string {
 		case bOK && !aOK:
 			return 1
 		case !aOK: // neither keeps the skew: the least filled zone
-			if x := cmp.Compare(count[a.zone], count[b.zone]); x != 0 {
+			if x := cmp.Compare(count[m.zones[a.z]], count[m.zones[b.z]]); x != 0 {
 				return x
 			}
 		}
-		return cmp.Or(cmp.Compare(a.price, b.price), cmp.Compare(a.zone, b.zone))
+		return cmp.Or(cmp.Compare(a.price, b.price), cmp.Compare(a.z, b.z))
 	})
-	z := choices[0].zone
-	saved := *c
-	c.Requirements = c.Requirements.Add(scheduling.In(apisv1.LabelZone, z))
-	if !c.Narrow(func(*catalog.InstanceType, float64) bool { return true }) || c.Offering.CapacityType == apisv1.CapacityTypeReserved {
-		*c = saved
-		return ""
-	}
-	return z
-}
-
-// cheapestIn returns the price of c's cheapest usable offering in zone z that is not reserved.
-func cheapestIn(c *Claim, z string) (float64, bool) {
-	q := catalog.NewQuery(c.Requirements.Add(scheduling.In(apisv1.LabelZone, z)))
-	best, ok := 0.0, false
-	for _, it := range c.InstanceTypes {
-		for j := range it.Offerings {
-			o := &it.Offerings[j]
-			if o.Usable() && o.CapacityType != apisv1.CapacityTypeReserved && q.OfferingMatches(o) && (!ok || o.Price < best) {
-				best, ok = o.Price, true
-			}
+	z := choices[0].z
+	reqs := c.Requirements.Add(scheduling.In(apisv1.LabelZone, m.zones[z]))
+	var kept []*catalog.InstanceType
+	for t, it := range c.InstanceTypes {
+		if zo.in[t]&(1<<z) != 0 {
+			kept = append(kept, it)
 		}
 	}
-	return best, ok
+	if !keepsMinValues(reqs, kept) {
+		return ""
+	}
+	b := zo.best[z]
+	best := c.InstanceTypes[b.t]
+	c.Requirements, c.InstanceTypes = reqs, kept
+	c.InstanceType, c.Offering, c.Price = best, best.Offerings[b.o], best.Offerings[b.o].Price
+	return m.zones[z]
 }
 
 // skew is the most filled zone's count less the least filled one's.

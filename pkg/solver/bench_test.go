@@ -3,6 +3,7 @@ package solver
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -220,4 +221,13 @@ func BenchmarkSolveAWS(b *testing.B) {
 			benchSolve(b, &Snapshot{NodePools: pools, Pods: awsMix(mix)})
 		})
 	}
+	// The same web mix with both pools zone-balanced (tenon.sh/zone-balance-max-skew=1): what
+	// pinning every claim to a zone adds to the solve.
+	balanced := slices.Clone(pools)
+	for i := range balanced {
+		balanced[i].ZoneMaxSkew = 1
+	}
+	b.Run("mix=web/zone-balanced", func(b *testing.B) {
+		benchSolve(b, &Snapshot{NodePools: balanced, Pods: awsMix("web")})
+	})
 }
