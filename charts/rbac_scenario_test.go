@@ -23,6 +23,7 @@ import (
 
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	apisv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/v1alpha1"
 )
 
 // The scenario's namespaces: workloads (emptied after every run) and pods whose volumes
@@ -32,6 +33,15 @@ const (
 	workNamespace    = "work"
 	volumesNamespace = "volumes"
 )
+
+// overlay is a NodeOverlay that changes no decision of the scenario (a device no pod asks for,
+// on the GPU pool's types): with the gate on, its conditions are written.
+func overlay() *apisv1alpha1.NodeOverlay {
+	o := &apisv1alpha1.NodeOverlay{ObjectMeta: metav1.ObjectMeta{Name: "scenario"}}
+	o.Spec.Requirements = []apisv1alpha1.NodeSelectorRequirement{{Key: apisv1.NodePoolLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{"gpu"}}}
+	o.Spec.Capacity = corev1.ResourceList{"example.com/unused": resource.MustParse("1")}
+	return o
+}
 
 // scenario is what tenon must get done as the ServiceAccount, one step after the other:
 //  1. provisioning: pending pods become NodeClaims, the simulated provider's instances register
@@ -63,7 +73,7 @@ func (h *rbacHarness) scenario(ctx context.Context, t *testing.T, restart func()
 	if err := create(simNodeClass(), wide, pool("small"), pool("gpu", func(np *apisv1.NodePool) {
 		np.Spec.Template.Spec.Requirements[0].Values = []string{"g5", "g6"}
 	}),
-		workload("spread", 2, "3", "wide", true), workload("filler", 1, "5", "small", false), workload("app", 1, "1500m", "small", false), gpu); err != nil {
+		workload("spread", 2, "3", "wide", true), workload("filler", 1, "5", "small", false), workload("app", 1, "1500m", "small", false), gpu, overlay()); err != nil {
 		return err
 	}
 
@@ -320,8 +330,8 @@ func (h *rbacHarness) createVolumes(t *testing.T) {
 
 // cleanup removes what a run made, so that the next run's operator starts on an empty
 // cluster and has to make every request again: workloads, NodePools, NodeClaims, Nodes,
-// SimInstances, the SimNodeClass (finalizers stripped: no operator runs now), and the
-// leader-election Lease.
+// SimInstances, the SimNodeClass, the NodeOverlay (finalizers stripped: no operator runs now),
+// and the leader-election Lease.
 func (h *rbacHarness) cleanup(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
@@ -347,7 +357,7 @@ func (h *rbacHarness) cleanup(t *testing.T) {
 	if err != nil {
 		t.Fatalf("emptying namespace %s: %v", workNamespace, err)
 	}
-	lists := []client.ObjectList{&apisv1.NodeClaimList{}, &corev1.NodeList{}, &simv1alpha1.SimInstanceList{}, &apisv1.NodePoolList{}, &simv1alpha1.SimNodeClassList{}}
+	lists := []client.ObjectList{&apisv1.NodeClaimList{}, &corev1.NodeList{}, &simv1alpha1.SimInstanceList{}, &apisv1.NodePoolList{}, &simv1alpha1.SimNodeClassList{}, &apisv1alpha1.NodeOverlayList{}}
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		left := 0
 		for _, l := range lists {

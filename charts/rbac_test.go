@@ -108,7 +108,6 @@ var ciRules = []string{
 
 // unexercised are grants the scenario does not reach, each with the code path that needs it.
 var unexercised = map[string]string{
-	"karpenter.sh/nodeoverlays/status patch": "the NodeOverlay controller writes an overlay's conditions only with the NodeOverlay feature gate on, and the scenario runs with Karpenter's default gates (pkg/controllers/nodeoverlay's control-plane test writes them)",
 	"events patch":                           "client-go's event recorder patches an event it has already sent when it repeats (count and series); tenon's own recorder suppresses identical events for 5 minutes, so a short scenario repeats none",
 }
 
@@ -284,6 +283,9 @@ func (h *rbacHarness) run(t *testing.T, rules ruleSet) (*recorder, error) {
 		LeaderElection: true, LeaderElectionNamespace: releaseNamespace,
 	}
 	opts.Provisioning.BatchIdle, opts.Provisioning.BatchMax = 300*time.Millisecond, 3*time.Second
+	// The NodeOverlay gate is on (it is off by default): the scenario's overlay gets its
+	// conditions written, and every loop plans and launches through the overlays.
+	opts.NodeOverlay = true
 	opts.Lifecycle.UnavailableOfferingsTTL = time.Minute
 	opts.Disruption.PassInterval, opts.Disruption.ValidationDelay, opts.Disruption.ReplacementTimeout = time.Second, time.Second, time.Minute
 
