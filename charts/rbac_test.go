@@ -108,7 +108,7 @@ var ciRules = []string{
 
 // unexercised are grants the scenario does not reach, each with the code path that needs it.
 var unexercised = map[string]string{
-	"events patch":                           "client-go's event recorder patches an event it has already sent when it repeats (count and series); tenon's own recorder suppresses identical events for 5 minutes, so a short scenario repeats none",
+	"events patch": "client-go's event recorder patches an event it has already sent when it repeats (count and series); tenon's own recorder suppresses identical events for 5 minutes, so a short scenario repeats none",
 }
 
 // --- the harness: one control plane, the chart's RBAC applied, a token, runs of the operator ---
