@@ -70,3 +70,24 @@ func TestFeatureGatesFlagSwitchesNodeOverlay(t *testing.T) {
 		t.Fatalf("NodeOverlay=true: %v, %v; want on", f.opts.NodeOverlay, err)
 	}
 }
+
+// --nominate-pods is on by default and can be switched off.
+func TestNominatePodsFlag(t *testing.T) {
+	parse := func(args ...string) (*controllerFlags, error) {
+		f := &controllerFlags{}
+		fs := pflag.NewFlagSet("controller", pflag.ContinueOnError)
+		f.register(fs)
+		return f, fs.Parse(args)
+	}
+	if f, err := parse(); err != nil || f.opts.Provisioning.NoNomination {
+		t.Fatalf("default: nomination off %v, %v; want on", f.opts.Provisioning.NoNomination, err)
+	}
+	for arg, off := range map[string]bool{"--nominate-pods=false": true, "--nominate-pods": false, "--nominate-pods=true": false} {
+		if f, err := parse(arg); err != nil || f.opts.Provisioning.NoNomination != off {
+			t.Errorf("%s: nomination off %v, %v; want %v", arg, f.opts.Provisioning.NoNomination, err, off)
+		}
+	}
+	if _, err := parse("--nominate-pods=maybe"); err == nil {
+		t.Error("--nominate-pods=maybe was accepted")
+	}
+}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"syscall"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/tenon-sh/tenon/internal/controlplane"
 	"github.com/tenon-sh/tenon/internal/controlplane/testenv"
 	"github.com/tenon-sh/tenon/pkg/apis/crds"
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/controllers/provisioning"
 	"github.com/tenon-sh/tenon/pkg/operator"
 )
@@ -41,6 +43,7 @@ func benchProvision(b *testing.B, n int) {
 	var first *provisioning.Result
 	var windowClosed, claimsCreated time.Time
 	opts := operator.Options{MetricsAddr: "0", HealthAddr: "0", AllowRepeatedControllers: true}
+	opts.Provisioning.NoNomination = os.Getenv("TENON_BENCH_NO_NOMINATION") != "" // for the before/after figure
 	opts.Provisioning.BatchIdle, opts.Provisioning.BatchMax = time.Second, 10*time.Second
 	opts.Provisioning.OnBatch = func(res *provisioning.Result, start, end time.Time) {
 		mu.Lock()
@@ -118,6 +121,12 @@ func benchProvision(b *testing.B, n int) {
 	b.ReportMetric(float64(first.Pods), "pods-first-batch")
 	b.ReportMetric(cpuSeconds()-cpu0, "controller-cpu-s")
 	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-rss-MiB")
+	// Claims bought after the first batch's: zero when every pod bound where it was planned.
+	var claims apisv1.NodeClaimList
+	if err := kube.List(ctx, &claims); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(len(claims.Items)-len(first.Claims)), "claims-beyond-first-plan")
 }
 
 func cpuSeconds() float64 {

@@ -64,6 +64,11 @@ type Options struct {
 	// Cluster Autoscaler (--expendable-pods-priority-cutoff; default
 	// scheduling.DefaultExpendableCutoff, -10). They run in the room other pods leave.
 	ExpendablePriorityCutoff *int32
+	// NoNomination turns off what the provisioner does by default: once a NodeClaim's Node
+	// registers, it sets status.nominatedNodeName on the pending pods planned onto the claim,
+	// so that kube-scheduler tries that node first (NominatedNodeNameForExpectation, beta and on
+	// from Kubernetes 1.35) and binds them where the plan put them (--nominate-pods=false).
+	NoNomination bool
 }
 
 func (o *Options) defaults() {
@@ -98,6 +103,8 @@ type Provisioner struct {
 	// failure in a row up to BatchMax and cleared by a batch that succeeds (Start's goroutine
 	// alone uses it).
 	backoff time.Duration
+	// nom nominates planned pods to their claims' nodes (nil without Options.NominatePods).
+	nom *nominator
 }
 
 // Deps are what the provisioner works with.
@@ -117,8 +124,12 @@ func New(d Deps, opts Options) *Provisioner {
 	if d.Clock == nil {
 		d.Clock = clock.RealClock{}
 	}
+	var nom *nominator
+	if !opts.NoNomination {
+		nom = newNominator(d.Client, d.Cluster, d.Log.WithName("nominator"))
+	}
 	return &Provisioner{
-		kube: d.Client, cluster: d.Cluster, recorder: d.Recorder,
+		kube: d.Client, cluster: d.Cluster, recorder: d.Recorder, nom: nom,
 		source: &solverinput.Source{Cluster: d.Cluster, Cloud: d.Cloud, Filter: d.Filter, Reader: d.Client, Recorder: d.Recorder, Schedulers: opts.Schedulers,
 			ExpendablePriorityCutoff: opts.ExpendablePriorityCutoff},
 		clock: d.Clock, opts: opts, batcher: NewBatcher(d.Clock, opts.BatchIdle, opts.BatchMax), log: d.Log,
@@ -153,7 +164,21 @@ func (p *Provisioner) Register(ctx context.Context, informers cache.Informers) e
 		if err != nil {
 			return err
 		}
-		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: func(any) { p.Trigger() }}); err != nil {
+		h := toolscache.ResourceEventHandlerFuncs{DeleteFunc: func(o any) {
+			if nc, ok := o.(*apisv1.NodeClaim); ok && p.nom != nil {
+				p.nom.forget(nc.Name)
+			}
+			p.Trigger()
+		}}
+		if _, isNode := obj.(*corev1.Node); isNode && p.nom != nil {
+			changed := func(o any) {
+				if n, ok := o.(*corev1.Node); ok {
+					p.nom.nodeChanged(n)
+				}
+			}
+			h.AddFunc, h.UpdateFunc = changed, func(_, o any) { changed(o) }
+		}
+		if _, err := inf.AddEventHandler(h); err != nil {
 			return err
 		}
 	}
@@ -173,6 +198,9 @@ const ControllerName = "provisioning"
 // change to the cluster.
 func (p *Provisioner) Start(ctx context.Context) error {
 	ctx = metrics.WithController(ctx, controllerLabel) // Karpenter's name for this loop
+	if p.nom != nil {
+		go p.nom.run(ctx)
+	}
 	p.Trigger()
 	for p.batcher.Wait(ctx) {
 		err := recovery.Guard(p.log, ControllerName, func() error {
@@ -271,6 +299,9 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 		kind := "node"
 		if pl.InFlight {
 			kind = "nodeclaim"
+			if p.nom != nil {
+				p.nom.plan(pl.Node, []*corev1.Pod{pl.Pod})
+			}
 		}
 		p.recorder.Eventf(pl.Pod, corev1.EventTypeNormal, EventNominated, "Pod should schedule on: %s/%s", kind, pl.Node)
 		res.Nominated++
@@ -338,6 +369,9 @@ func (p *Provisioner) createClaim(ctx context.Context, c *solver.Claim, pools ma
 	}
 	p.cluster.UpdateNodeClaim(nc)
 	p.cluster.Nominate(nc.Name)
+	if p.nom != nil {
+		p.nom.plan(nc.Name, c.Pods)
+	}
 	claimCreated(nc)
 	for _, pod := range c.Pods {
 		p.recorder.Eventf(pod, corev1.EventTypeNormal, EventNominated, "Pod should schedule on: nodeclaim/%s", nc.Name)

@@ -66,7 +66,7 @@ type Rejected struct {
 func (s *Source) Pending(ctx context.Context, pools map[string]*apisv1.NodePool) (valid []*corev1.Pod, rejected []Rejected, expendable []*corev1.Pod) {
 	var pending []*corev1.Pod
 	for _, pod := range s.Cluster.Pods() {
-		if IsProvisionable(pod, s.Schedulers) {
+		if IsProvisionable(pod, s.Schedulers) || s.nominatedToNoNode(pod) {
 			pending = append(pending, pod)
 		}
 	}
@@ -85,6 +85,26 @@ func (s *Source) Pending(ctx context.Context, pools map[string]*apisv1.NodePool)
 		valid = append(valid, p)
 	}
 	return valid, rejected, expendable
+}
+
+// nominatedToNoNode reports whether a pod would be provisionable but for a nominated node the
+// cluster does not have (a nomination tenon made, outlived by its node): it needs room again.
+func (s *Source) nominatedToNoNode(p *corev1.Pod) bool {
+	nnn := p.Status.NominatedNodeName
+	if nnn == "" {
+		return false
+	}
+	cp := *p
+	cp.Status.NominatedNodeName = ""
+	if !IsProvisionable(&cp, s.Schedulers) {
+		return false
+	}
+	for _, n := range s.Cluster.Nodes() {
+		if n.Name == nnn {
+			return false
+		}
+	}
+	return true
 }
 
 // ExpendableCutoff returns the priority below which pods are expendable.

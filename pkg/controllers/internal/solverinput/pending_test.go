@@ -133,3 +133,23 @@ func TestPendingSetsExpendablePodsApart(t *testing.T) {
 		})
 	}
 }
+
+// A pod nominated to a node the cluster does not have (tenon's nomination outlived its node)
+// is pending again; one nominated to a node that exists is left to kube-scheduler.
+func TestPendingTakesPodsNominatedToNoNode(t *testing.T) {
+	reader := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).Build()
+	cluster := state.NewCluster(clocktesting.NewFakeClock(time.Now()))
+	cluster.UpdateNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "here"}})
+	cluster.UpdatePod(unschedulable("to-here", func(p *corev1.Pod) { p.Status.NominatedNodeName = "here" }))
+	cluster.UpdatePod(unschedulable("to-gone", func(p *corev1.Pod) { p.Status.NominatedNodeName = "gone" }))
+	cluster.UpdatePod(unschedulable("bound-to-gone", func(p *corev1.Pod) { p.Status.NominatedNodeName = "gone"; p.Spec.NodeName = "here" }))
+	src := &Source{Cluster: cluster, Reader: reader, Schedulers: []string{corev1.DefaultSchedulerName}}
+	valid, _, _ := src.Pending(context.Background(), map[string]*apisv1.NodePool{})
+	var names []string
+	for _, p := range valid {
+		names = append(names, p.Name)
+	}
+	if !slices.Equal(names, []string{"to-gone"}) {
+		t.Errorf("pending %v, want [to-gone]", names)
+	}
+}
