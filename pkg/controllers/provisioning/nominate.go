@@ -4,11 +4,13 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tenon-sh/tenon/pkg/snapshot"
@@ -22,20 +24,72 @@ import (
 // Kubernetes 1.35) tries that node first. Without it kube-scheduler binds a burst as its scores
 // say, onto whichever node registers first, and the pods planned there find it full and wait
 // for another batch, which buys more.
+//
+// A nomination that has not led to a binding within NominationTTL is stale: the pod is planned
+// for again (kube-scheduler keeps a nomination when the pod does not fit there), and a later
+// plan may nominate it elsewhere.
 type nominator struct {
 	kube    client.Client
 	cluster *state.Cluster
+	clock   clock.Clock
 	log     logr.Logger
+	// stale is called when a nomination goes stale (the provisioner's Trigger).
+	stale func()
 
 	mu      sync.Mutex
 	planned map[string][]types.NamespacedName // claim → the pods planned onto it
 	claimOf map[types.NamespacedName]string   // pod → the claim it is planned onto
-	queue   chan string                       // provider IDs of nodes registered or updated
+	made    map[types.NamespacedName]nomination
+	queue   chan string // provider IDs of nodes registered or updated
 }
 
-func newNominator(kube client.Client, cluster *state.Cluster, log logr.Logger) *nominator {
-	return &nominator{kube: kube, cluster: cluster, log: log, planned: map[string][]types.NamespacedName{},
-		claimOf: map[types.NamespacedName]string{}, queue: make(chan string, 4096)}
+// nomination is one tenon made: the node, and when.
+type nomination struct {
+	node     string
+	at       time.Time
+	reported bool // gone stale and reported
+}
+
+// NominationTTL is how long a nomination tenon made may go without the pod binding before the
+// pod is planned for again.
+const NominationTTL = time.Minute
+
+func newNominator(kube client.Client, cluster *state.Cluster, clk clock.Clock, log logr.Logger, stale func()) *nominator {
+	return &nominator{kube: kube, cluster: cluster, clock: clk, log: log, stale: stale, planned: map[string][]types.NamespacedName{},
+		claimOf: map[types.NamespacedName]string{}, made: map[types.NamespacedName]nomination{}, queue: make(chan string, 4096)}
+}
+
+// isStale reports whether the pod's nomination is one tenon made more than NominationTTL ago.
+func (n *nominator) isStale(p *corev1.Pod) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	m, ok := n.made[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}]
+	return ok && m.node == p.Status.NominatedNodeName && n.clock.Since(m.at) > NominationTTL
+}
+
+// sweep forgets the nominations of pods bound or gone, and calls stale when one went stale.
+func (n *nominator) sweep() {
+	live := map[types.NamespacedName]bool{}
+	for _, p := range n.cluster.Pods() {
+		if p.Spec.NodeName == "" && p.DeletionTimestamp == nil {
+			live[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = true
+		}
+	}
+	n.mu.Lock()
+	fire := false
+	for k, m := range n.made {
+		switch {
+		case !live[k]:
+			delete(n.made, k)
+		case !m.reported && n.clock.Since(m.at) > NominationTTL:
+			m.reported, fire = true, true
+			n.made[k] = m
+		}
+	}
+	n.mu.Unlock()
+	if fire && n.stale != nil {
+		n.stale()
+	}
 }
 
 // plan records that pods were planned onto a claim (a later plan of the same pod wins: the
@@ -84,14 +138,19 @@ func (n *nominator) nodeChanged(node *corev1.Node) {
 	}
 }
 
-// run nominates until ctx ends.
+// run nominates until ctx ends, sweeping stale nominations every NominationTTL/4.
 func (n *nominator) run(ctx context.Context) {
+	t := n.clock.NewTimer(NominationTTL / 4)
+	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case id := <-n.queue:
 			n.nominate(ctx, id)
+		case <-t.C():
+			n.sweep()
+			t.Reset(NominationTTL / 4)
 		}
 	}
 }
@@ -111,13 +170,27 @@ func (n *nominator) nominate(ctx context.Context, providerID string) {
 		if err := n.kube.Get(ctx, key, pod); err != nil {
 			continue // gone
 		}
-		if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil || pod.Status.NominatedNodeName != "" {
+		if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil {
+			continue
+		}
+		n.mu.Lock()
+		own := n.made[key].node
+		n.mu.Unlock()
+		// Another's nomination (kube-scheduler's, for a preemption) is left alone; tenon's own
+		// earlier one is replaced by the new plan's.
+		if nnn := pod.Status.NominatedNodeName; nnn == node.Name || (nnn != "" && nnn != own) {
 			continue
 		}
 		patch := client.MergeFrom(pod.DeepCopy())
 		pod.Status.NominatedNodeName = node.Name
-		if err := n.kube.Status().Patch(ctx, pod, patch); err != nil && !apierrors.IsNotFound(err) {
-			n.log.V(1).Info("could not nominate a pod to its planned node", "pod", snapshot.PodKey(pod), "node", node.Name, "error", err.Error())
+		if err := n.kube.Status().Patch(ctx, pod, patch); err != nil {
+			if !apierrors.IsNotFound(err) {
+				n.log.V(1).Info("could not nominate a pod to its planned node", "pod", snapshot.PodKey(pod), "node", node.Name, "error", err.Error())
+			}
+			continue
 		}
+		n.mu.Lock()
+		n.made[key] = nomination{node: node.Name, at: n.clock.Now()}
+		n.mu.Unlock()
 	}
 }

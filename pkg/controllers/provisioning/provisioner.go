@@ -124,16 +124,17 @@ func New(d Deps, opts Options) *Provisioner {
 	if d.Clock == nil {
 		d.Clock = clock.RealClock{}
 	}
-	var nom *nominator
-	if !opts.NoNomination {
-		nom = newNominator(d.Client, d.Cluster, d.Log.WithName("nominator"))
-	}
-	return &Provisioner{
-		kube: d.Client, cluster: d.Cluster, recorder: d.Recorder, nom: nom,
+	p := &Provisioner{
+		kube: d.Client, cluster: d.Cluster, recorder: d.Recorder,
 		source: &solverinput.Source{Cluster: d.Cluster, Cloud: d.Cloud, Filter: d.Filter, Reader: d.Client, Recorder: d.Recorder, Schedulers: opts.Schedulers,
 			ExpendablePriorityCutoff: opts.ExpendablePriorityCutoff},
 		clock: d.Clock, opts: opts, batcher: NewBatcher(d.Clock, opts.BatchIdle, opts.BatchMax), log: d.Log,
 	}
+	if !opts.NoNomination {
+		p.nom = newNominator(d.Client, d.Cluster, d.Clock, d.Log.WithName("nominator"), p.Trigger)
+		p.source.StaleNomination = p.nom.isStale
+	}
+	return p
 }
 
 var _ manager.LeaderElectionRunnable = (*Provisioner)(nil)

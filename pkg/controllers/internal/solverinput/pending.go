@@ -88,7 +88,8 @@ func (s *Source) Pending(ctx context.Context, pools map[string]*apisv1.NodePool)
 }
 
 // nominatedToNoNode reports whether a pod would be provisionable but for a nominated node the
-// cluster does not have (a nomination tenon made, outlived by its node): it needs room again.
+// cluster does not have (a nomination outlived by its node), or one tenon made that has gone
+// stale (the pod did not fit there): it needs room again.
 func (s *Source) nominatedToNoNode(p *corev1.Pod) bool {
 	nnn := p.Status.NominatedNodeName
 	if nnn == "" {
@@ -98,6 +99,9 @@ func (s *Source) nominatedToNoNode(p *corev1.Pod) bool {
 	cp.Status.NominatedNodeName = ""
 	if !IsProvisionable(&cp, s.Schedulers) {
 		return false
+	}
+	if s.StaleNomination != nil && s.StaleNomination(p) {
+		return true
 	}
 	for _, n := range s.Cluster.Nodes() {
 		if n.Name == nnn {

@@ -134,8 +134,9 @@ func TestPendingSetsExpendablePodsApart(t *testing.T) {
 	}
 }
 
-// A pod nominated to a node the cluster does not have (tenon's nomination outlived its node)
-// is pending again; one nominated to a node that exists is left to kube-scheduler.
+// A pod nominated to a node the cluster does not have (a nomination outlived by its node), or
+// whose nomination by tenon went stale, is pending again; one nominated to a node that exists
+// is left to kube-scheduler.
 func TestPendingTakesPodsNominatedToNoNode(t *testing.T) {
 	reader := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).Build()
 	cluster := state.NewCluster(clocktesting.NewFakeClock(time.Now()))
@@ -143,13 +144,16 @@ func TestPendingTakesPodsNominatedToNoNode(t *testing.T) {
 	cluster.UpdatePod(unschedulable("to-here", func(p *corev1.Pod) { p.Status.NominatedNodeName = "here" }))
 	cluster.UpdatePod(unschedulable("to-gone", func(p *corev1.Pod) { p.Status.NominatedNodeName = "gone" }))
 	cluster.UpdatePod(unschedulable("bound-to-gone", func(p *corev1.Pod) { p.Status.NominatedNodeName = "gone"; p.Spec.NodeName = "here" }))
-	src := &Source{Cluster: cluster, Reader: reader, Schedulers: []string{corev1.DefaultSchedulerName}}
+	cluster.UpdatePod(unschedulable("stale", func(p *corev1.Pod) { p.Status.NominatedNodeName = "here" }))
+	src := &Source{Cluster: cluster, Reader: reader, Schedulers: []string{corev1.DefaultSchedulerName},
+		StaleNomination: func(p *corev1.Pod) bool { return p.Name == "stale" }}
 	valid, _, _ := src.Pending(context.Background(), map[string]*apisv1.NodePool{})
 	var names []string
 	for _, p := range valid {
 		names = append(names, p.Name)
 	}
-	if !slices.Equal(names, []string{"to-gone"}) {
-		t.Errorf("pending %v, want [to-gone]", names)
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"stale", "to-gone"}) {
+		t.Errorf("pending %v, want [stale to-gone]", names)
 	}
 }

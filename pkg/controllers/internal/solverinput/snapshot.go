@@ -45,6 +45,9 @@ type Source struct {
 	// ExpendablePriorityCutoff: pending pods of a priority below it get no capacity (default
 	// scheduling.DefaultExpendableCutoff).
 	ExpendablePriorityCutoff *int32
+	// StaleNomination, when set, reports whether a pod's nominated node is one tenon nominated
+	// it to that has not led to a binding in time: the pod is planned for again.
+	StaleNomination func(*corev1.Pod) bool
 }
 
 // Pools returns the NodePools that may launch capacity now, by name: those not being deleted,
