@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -49,9 +48,8 @@ func (f *controllerFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.opts.Provisioning.CreateWorkers, "nodeclaim-create-workers", 0, "NodeClaims created concurrently (default 16)")
 	fs.BoolVar(&f.opts.Provisioning.Bound, "lower-bound", false, "compute each batch's proven lower bound (logged); costs time on large batches")
 	fs.StringSliceVar(&f.opts.Provisioning.Schedulers, "scheduler-names", nil, "scheduler names whose pods tenon provisions for (default default-scheduler)")
-	fs.Var(invertedBool{&f.opts.Provisioning.NoNomination}, "nominate-pods",
-		"once a NodeClaim's node registers, set status.nominatedNodeName on the pods planned onto it, so that kube-scheduler binds them there")
-	fs.Lookup("nominate-pods").NoOptDefVal = "true"
+	fs.BoolVar(&f.opts.Provisioning.NominatePods, "nominate-pods", false,
+		"once a NodeClaim's node registers, set status.nominatedNodeName on the pods planned onto it, so that kube-scheduler binds them there (slows binding at 10,000 pods)")
 	f.registerDisruption(fs)
 	registerAWSFlags(fs, &f.opts.AWS)
 	fs.DurationVar(&f.opts.Interruption.PollInterval, "interruption-poll-interval", 0, "how often the cloud provider's interruption queue is polled (default 1s)")
@@ -222,25 +220,3 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	}
 	return ctrl.GetConfig()
 }
-
-// invertedBool is a boolean flag (default true) that sets *off to its negation: the option it
-// backs is off by default in Go, on by default on the command line.
-type invertedBool struct{ off *bool }
-
-func (b invertedBool) String() string {
-	if b.off == nil {
-		return "true"
-	}
-	return strconv.FormatBool(!*b.off)
-}
-
-func (b invertedBool) Set(s string) error {
-	v, err := strconv.ParseBool(s)
-	if err != nil {
-		return err
-	}
-	*b.off = !v
-	return nil
-}
-
-func (invertedBool) Type() string { return "bool" }

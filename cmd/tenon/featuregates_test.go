@@ -71,7 +71,7 @@ func TestFeatureGatesFlagSwitchesNodeOverlay(t *testing.T) {
 	}
 }
 
-// --nominate-pods is on by default and can be switched off.
+// --nominate-pods is off by default and can be switched on.
 func TestNominatePodsFlag(t *testing.T) {
 	parse := func(args ...string) (*controllerFlags, error) {
 		f := &controllerFlags{}
@@ -79,15 +79,12 @@ func TestNominatePodsFlag(t *testing.T) {
 		f.register(fs)
 		return f, fs.Parse(args)
 	}
-	if f, err := parse(); err != nil || f.opts.Provisioning.NoNomination {
-		t.Fatalf("default: nomination off %v, %v; want on", f.opts.Provisioning.NoNomination, err)
+	if f, err := parse(); err != nil || f.opts.Provisioning.NominatePods {
+		t.Fatalf("default: nomination %v, %v; want off", f.opts.Provisioning.NominatePods, err)
 	}
-	for arg, off := range map[string]bool{"--nominate-pods=false": true, "--nominate-pods": false, "--nominate-pods=true": false} {
-		if f, err := parse(arg); err != nil || f.opts.Provisioning.NoNomination != off {
-			t.Errorf("%s: nomination off %v, %v; want %v", arg, f.opts.Provisioning.NoNomination, err, off)
+	for arg, on := range map[string]bool{"--nominate-pods=false": false, "--nominate-pods": true, "--nominate-pods=true": true} {
+		if f, err := parse(arg); err != nil || f.opts.Provisioning.NominatePods != on {
+			t.Errorf("%s: nomination %v, %v; want %v", arg, f.opts.Provisioning.NominatePods, err, on)
 		}
-	}
-	if _, err := parse("--nominate-pods=maybe"); err == nil {
-		t.Error("--nominate-pods=maybe was accepted")
 	}
 }

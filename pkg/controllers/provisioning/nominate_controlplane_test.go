@@ -61,7 +61,7 @@ func burst(t *testing.T, nominate bool) (moved, extra int) {
 		rec := events.New(mgr.GetEventRecorderFor("tenon"), events.Options{}) //nolint:staticcheck // as the operator records
 		p := provisioning.New(provisioning.Deps{Client: mgr.GetClient(), Cluster: cluster, Cloud: m.Provider, Filter: m.Unavailable,
 			Recorder: rec, Log: mgr.GetLogger().WithName("provisioner")},
-			provisioning.Options{BatchIdle: time.Second, BatchMax: 3 * time.Second, NoNomination: !nominate, OnBatch: func(res *provisioning.Result, _, _ time.Time) {
+			provisioning.Options{BatchIdle: time.Second, BatchMax: 3 * time.Second, NominatePods: nominate, OnBatch: func(res *provisioning.Result, _, _ time.Time) {
 				if len(res.Claims) > 0 {
 					first.CompareAndSwap(-1, int64(len(res.Claims)))
 				}
