@@ -11,12 +11,7 @@ import (
 // controller` (and of `tenon explain`, which registers the same flags); it is off by default,
 // as in Karpenter, and an unknown gate is refused by name.
 func TestFeatureGatesFlagSwitchesSpotToSpotConsolidation(t *testing.T) {
-	parse := func(args ...string) (*controllerFlags, error) {
-		f := &controllerFlags{}
-		fs := pflag.NewFlagSet("controller", pflag.ContinueOnError)
-		f.register(fs)
-		return f, fs.Parse(args)
-	}
+	parse := parseControllerFlags
 	f, err := parse()
 	if err != nil || f.opts.Disruption.Decision.SpotToSpotConsolidation {
 		t.Fatalf("default: spot-to-spot %v, %v; want off", f.opts.Disruption.Decision.SpotToSpotConsolidation, err)
@@ -36,12 +31,7 @@ func TestFeatureGatesFlagSwitchesSpotToSpotConsolidation(t *testing.T) {
 // --feature-gates StaticCapacity=true runs the static NodePool controller in `tenon controller`;
 // it is off by default, as in Karpenter.
 func TestFeatureGatesFlagSwitchesStaticCapacity(t *testing.T) {
-	parse := func(args ...string) (*controllerFlags, error) {
-		f := &controllerFlags{}
-		fs := pflag.NewFlagSet("controller", pflag.ContinueOnError)
-		f.register(fs)
-		return f, fs.Parse(args)
-	}
+	parse := parseControllerFlags
 	f, err := parse()
 	if err != nil || f.opts.StaticCapacity {
 		t.Fatalf("default: StaticCapacity %v, %v; want off", f.opts.StaticCapacity, err)
@@ -55,12 +45,7 @@ func TestFeatureGatesFlagSwitchesStaticCapacity(t *testing.T) {
 // --feature-gates NodeOverlay=true applies NodeOverlays in `tenon controller`; it is off by
 // default, as in Karpenter.
 func TestFeatureGatesFlagSwitchesNodeOverlay(t *testing.T) {
-	parse := func(args ...string) (*controllerFlags, error) {
-		f := &controllerFlags{}
-		fs := pflag.NewFlagSet("controller", pflag.ContinueOnError)
-		f.register(fs)
-		return f, fs.Parse(args)
-	}
+	parse := parseControllerFlags
 	f, err := parse()
 	if err != nil || f.opts.NodeOverlay {
 		t.Fatalf("default: NodeOverlay %v, %v; want off", f.opts.NodeOverlay, err)
@@ -73,12 +58,7 @@ func TestFeatureGatesFlagSwitchesNodeOverlay(t *testing.T) {
 
 // --nominate-pods is off by default and can be switched on.
 func TestNominatePodsFlag(t *testing.T) {
-	parse := func(args ...string) (*controllerFlags, error) {
-		f := &controllerFlags{}
-		fs := pflag.NewFlagSet("controller", pflag.ContinueOnError)
-		f.register(fs)
-		return f, fs.Parse(args)
-	}
+	parse := parseControllerFlags
 	if f, err := parse(); err != nil || f.opts.Provisioning.NominatePods {
 		t.Fatalf("default: nomination %v, %v; want off", f.opts.Provisioning.NominatePods, err)
 	}
@@ -87,4 +67,12 @@ func TestNominatePodsFlag(t *testing.T) {
 			t.Errorf("%s: nomination %v, %v; want %v", arg, f.opts.Provisioning.NominatePods, err, on)
 		}
 	}
+}
+
+// parseControllerFlags parses args as `tenon controller` does.
+func parseControllerFlags(args ...string) (*controllerFlags, error) {
+	f := &controllerFlags{}
+	fs := pflag.NewFlagSet("controller", pflag.ContinueOnError)
+	f.register(fs)
+	return f, fs.Parse(args)
 }

@@ -41,7 +41,8 @@ func TestExpendablePods(t *testing.T) {
 	e.Namespace(t, "expendable")
 	e.Create(t, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "filler"}, Value: -20})
 
-	startLoops(t, e)
+	popts, dopts := fastLoops()
+	startLoops(t, e, popts, dopts)
 
 	newPod := func(name, cpu, class string) *corev1.Pod {
 		return &corev1.Pod{
@@ -102,8 +103,9 @@ func TestExpendablePods(t *testing.T) {
 	})
 }
 
-// startLoops starts a manager with a provisioner and a disruption loop on short timers.
-func startLoops(t *testing.T, e *ctrltest.Env) {
+// startLoops starts a manager with a provisioner (popts) and, when dopts is set, a disruption
+// loop.
+func startLoops(t *testing.T, e *ctrltest.Env, popts provisioning.Options, dopts *disruptionctrl.Options) {
 	t.Helper()
 	cluster := state.NewCluster(clock.RealClock{})
 	mopts := ctrltest.FastOptions()
@@ -113,19 +115,26 @@ func startLoops(t *testing.T, e *ctrltest.Env) {
 		}
 		rec := events.New(mgr.GetEventRecorderFor("tenon"), events.Options{}) //nolint:staticcheck // as the operator records
 		p := provisioning.New(provisioning.Deps{Client: mgr.GetClient(), Cluster: cluster, Cloud: m.Provider, Filter: m.Unavailable,
-			Recorder: rec, Log: mgr.GetLogger().WithName("provisioner")},
-			provisioning.Options{BatchIdle: 100 * time.Millisecond, BatchMax: time.Second})
+			Recorder: rec, Log: mgr.GetLogger().WithName("provisioner")}, popts)
 		if err := p.Register(context.Background(), mgr.GetCache()); err != nil {
 			return err
 		}
 		if err := mgr.Add(p); err != nil {
 			return err
 		}
-		_, err := disruptionctrl.Register(mgr, disruptionctrl.Deps{Cluster: cluster, Cloud: m.Provider, Filter: m.Unavailable, Recorder: rec},
-			disruptionctrl.Options{PassInterval: 200 * time.Millisecond, ValidationDelay: 200 * time.Millisecond})
+		if dopts == nil {
+			return nil
+		}
+		_, err := disruptionctrl.Register(mgr, disruptionctrl.Deps{Cluster: cluster, Cloud: m.Provider, Filter: m.Unavailable, Recorder: rec}, *dopts)
 		return err
 	}
 	e.StartManager(t, mopts)
+}
+
+// fastLoops are the provisioner's and the disruption loop's options on short timers.
+func fastLoops() (provisioning.Options, *disruptionctrl.Options) {
+	return provisioning.Options{BatchIdle: 100 * time.Millisecond, BatchMax: time.Second},
+		&disruptionctrl.Options{PassInterval: 200 * time.Millisecond, ValidationDelay: 200 * time.Millisecond}
 }
 
 // A NodePool annotated tenon.sh/zone-balance-max-skew=1 spreads the nodes of pods that do not
@@ -148,7 +157,8 @@ func TestZoneBalancedNodePool(t *testing.T) {
 		e.Create(t, np)
 	}
 	e.Namespace(t, "balanced")
-	startLoops(t, e)
+	popts, dopts := fastLoops()
+	startLoops(t, e, popts, dopts)
 	for i := range 12 {
 		pool := []string{"balanced", "unbalanced"}[i%2]
 		e.Create(t, &corev1.Pod{

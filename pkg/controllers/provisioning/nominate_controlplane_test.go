@@ -11,15 +11,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/ctrltest"
 	"github.com/tenon-sh/tenon/pkg/controllers/provisioning"
-	"github.com/tenon-sh/tenon/pkg/events"
-	"github.com/tenon-sh/tenon/pkg/state"
 )
 
 // A burst of pods of mixed sizes planned onto several NodeClaims of different types binds where
@@ -50,28 +46,14 @@ func burst(t *testing.T, nominate bool) (moved, extra int) {
 	np.Spec.Disruption.ConsolidateAfter = apisv1.NillableDuration{} // Never: the burst is what is measured
 	e.Create(t, np)
 	e.Namespace(t, "burst")
-	cluster := state.NewCluster(clock.RealClock{})
 	var first atomic.Int64
 	first.Store(-1)
-	mopts := ctrltest.FastOptions()
-	mopts.Setup = func(mgr manager.Manager, m *ctrltest.Manager) error {
-		if err := cluster.Register(context.Background(), mgr.GetCache()); err != nil {
-			return err
-		}
-		rec := events.New(mgr.GetEventRecorderFor("tenon"), events.Options{}) //nolint:staticcheck // as the operator records
-		p := provisioning.New(provisioning.Deps{Client: mgr.GetClient(), Cluster: cluster, Cloud: m.Provider, Filter: m.Unavailable,
-			Recorder: rec, Log: mgr.GetLogger().WithName("provisioner")},
-			provisioning.Options{BatchIdle: time.Second, BatchMax: 3 * time.Second, NominatePods: nominate, OnBatch: func(res *provisioning.Result, _, _ time.Time) {
-				if len(res.Claims) > 0 {
-					first.CompareAndSwap(-1, int64(len(res.Claims)))
-				}
-			}})
-		if err := p.Register(context.Background(), mgr.GetCache()); err != nil {
-			return err
-		}
-		return mgr.Add(p)
-	}
-	e.StartManager(t, mopts)
+	startLoops(t, e, provisioning.Options{BatchIdle: time.Second, BatchMax: 3 * time.Second, NominatePods: nominate,
+		OnBatch: func(res *provisioning.Result, _, _ time.Time) {
+			if len(res.Claims) > 0 {
+				first.CompareAndSwap(-1, int64(len(res.Claims)))
+			}
+		}}, nil)
 	cpus := []string{"3500m", "250m", "1", "1500m", "500m", "7", "2", "750m"}
 	n := 40
 	for i := range n {
