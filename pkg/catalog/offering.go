@@ -62,9 +62,9 @@ func (o *Offering) Requirements() scheduling.Requirements {
 	)
 }
 
-// label returns the value of an offering label key, and whether the offering decides that key
-// at all (decides) and sets it (present).
-func (o *Offering) label(key string) (value string, present, decides bool) {
+// Label returns the value of an offering label key, and whether the offering decides that key
+// at all (decides: zone, zone ID, capacity type, reservation ID) and sets it (present).
+func (o *Offering) Label(key string) (value string, present, decides bool) {
 	switch key {
 	case apisv1.LabelZone:
 		return o.Zone, true, true

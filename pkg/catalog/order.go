@@ -53,7 +53,7 @@ func (q *Query) TypeMatches(it *InstanceType) bool {
 func (q *Query) OfferingMatches(o *Offering) bool {
 	for i := range q.offering {
 		r := &q.offering[i]
-		v, present, _ := o.label(r.Key)
+		v, present, _ := o.Label(r.Key)
 		if !r.Matches(v, present) {
 			return false
 		}

@@ -47,7 +47,7 @@ func (p PriceOverride) validate() error {
 // matches reports whether a node of a type with typeLabels bought through o satisfies p.Match.
 func (p PriceOverride) matches(typeLabels map[string]string, o *Offering) bool {
 	for _, r := range p.Match.Items() {
-		v, present, decides := o.label(r.Key)
+		v, present, decides := o.Label(r.Key)
 		if !decides {
 			v, present = typeLabels[r.Key]
 		}

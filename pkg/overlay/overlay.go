@@ -214,7 +214,7 @@ func parse(o *v1alpha1.NodeOverlay) (*parsed, error) {
 		return nil, errors.Join(errs...)
 	}
 	for _, r := range reqs.Items() {
-		if offeringKeyed(r.Key) {
+		if offeringDecides(r.Key) {
 			p.offeringReqs = append(p.offeringReqs, r)
 		} else {
 			p.typeReqs = append(p.typeReqs, r)
@@ -329,7 +329,7 @@ func (p *parsed) matching(it *catalog.InstanceType, pool map[string]string) []in
 		o := &it.Offerings[i]
 		ok := true
 		for _, r := range p.offeringReqs {
-			v, present := offeringLabel(o, r.Key)
+			v, present, _ := o.Label(r.Key)
 			if !r.Matches(v, present) {
 				ok = false
 				break
@@ -342,26 +342,10 @@ func (p *parsed) matching(it *catalog.InstanceType, pool map[string]string) []in
 	return out
 }
 
-// offeringKey reports whether the offering, not the type, decides a label.
-func offeringKeyed(key string) bool {
-	switch key {
-	case apisv1.LabelZone, apisv1.LabelTopologyZoneID, apisv1.CapacityTypeLabelKey, apisv1.LabelCapacityReservationID:
-		return true
-	}
-	return false
-}
-
-// offeringLabel returns the value of a label an offering decides.
-func offeringLabel(o *catalog.Offering, key string) (string, bool) {
-	switch key {
-	case apisv1.LabelZone:
-		return o.Zone, true
-	case apisv1.LabelTopologyZoneID:
-		return o.ZoneID, o.ZoneID != ""
-	case apisv1.CapacityTypeLabelKey:
-		return o.CapacityType, true
-	}
-	return o.ReservationID, o.ReservationID != ""
+// offeringDecides reports whether the offering, not the type, decides a label (catalog's rule).
+func offeringDecides(key string) bool {
+	_, _, decides := (&catalog.Offering{}).Label(key)
+	return decides
 }
 
 // typeLabel returns the value of a label, not decided by the offering, of a node of type it in

@@ -172,13 +172,9 @@ func Register(mgr manager.Manager, deps Deps, opts Options) (*Controller, error)
 // Reconcile evaluates every overlay against every NodePool tenon manages, stores the result
 // and writes the overlays' conditions.
 func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	var overlays v1alpha1.NodeOverlayList
-	if err := c.deps.Client.List(ctx, &overlays); err != nil {
-		return reconcile.Result{}, fmt.Errorf("listing nodeoverlays: %w", err)
-	}
-	objs := make([]*v1alpha1.NodeOverlay, len(overlays.Items))
-	for i := range overlays.Items {
-		objs[i] = &overlays.Items[i]
+	objs, err := listOverlays(ctx, c.deps.Client)
+	if err != nil {
+		return reconcile.Result{}, err
 	}
 	if !c.opts.Enabled {
 		c.warnDisabled(objs)
@@ -195,6 +191,19 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, errors.Join(errs...)
 	}
 	return reconcile.Result{RequeueAfter: c.opts.Resync}, nil
+}
+
+// listOverlays reads the cluster's NodeOverlays.
+func listOverlays(ctx context.Context, r client.Reader) ([]*v1alpha1.NodeOverlay, error) {
+	var list v1alpha1.NodeOverlayList
+	if err := r.List(ctx, &list); err != nil {
+		return nil, fmt.Errorf("listing nodeoverlays: %w", err)
+	}
+	objs := make([]*v1alpha1.NodeOverlay, len(list.Items))
+	for i := range list.Items {
+		objs[i] = &list.Items[i]
+	}
+	return objs, nil
 }
 
 // Evaluate evaluates overlays against every NodePool the cloud serves, with the instance types

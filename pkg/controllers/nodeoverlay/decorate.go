@@ -8,7 +8,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
-	"github.com/tenon-sh/tenon/pkg/apis/v1alpha1"
 	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 )
@@ -79,13 +78,9 @@ func (d *decorator) GetInstanceTypes(ctx context.Context, np *apisv1.NodePool) (
 // for a command that reads the cluster once and decides as the controller would (tenon
 // explain). The overlays that are not applied are returned, one line each.
 func Once(ctx context.Context, r client.Reader, cp cloudprovider.CloudProvider) (cloudprovider.CloudProvider, []string, error) {
-	var list v1alpha1.NodeOverlayList
-	if err := r.List(ctx, &list); err != nil {
-		return nil, nil, fmt.Errorf("listing nodeoverlays: %w", err)
-	}
-	objs := make([]*v1alpha1.NodeOverlay, len(list.Items))
-	for i := range list.Items {
-		objs[i] = &list.Items[i]
+	objs, err := listOverlays(ctx, r)
+	if err != nil {
+		return nil, nil, err
 	}
 	e, errs := Evaluate(ctx, r, cp, objs)
 	s := NewStore(true)
