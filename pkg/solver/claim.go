@@ -35,6 +35,7 @@ type newClaim struct {
 	used     scheduling.Resources
 	free     scheduling.Resources // target's allocatable − used
 	maxAlloc scheduling.Resources // element-wise max allocatable over types (for pruning)
+	slot     int32                // 1 + its position among its pool's claims in the claim index (0: not yet)
 	ports    []scheduling.HostPort
 	members  []member
 }
@@ -116,17 +117,18 @@ func (s *solve) cheapestFitting(p *pool, types scheduling.Bitset, mask uint64, n
 	if cur >= 0 {
 		from = &p.types[cur].capacity
 	}
-	for ti := types.Next(0); ti >= 0; ti = types.Next(ti + 1) {
+	// Candidates in price order: the types whose allocatable holds need in every indexed
+	// resource (the index skips the rest), checked exactly.
+	var want slotVec
+	for j, r := range indexedSlots {
+		want[j] = need[r]
+	}
+	for ti := p.fits.first(0, &want); ti >= 0; ti = p.fits.first(ti+1, &want) {
 		t := p.types[ti]
 		if t.offers[0].price >= bestPrice {
 			break
 		}
-		if !need.Fits(&t.alloc) {
-			// The types up to the next larger one hold no more: skip them.
-			ti = int(p.larger[ti]) - 1
-			continue
-		}
-		if !p.withinLimits(from, &t.capacity) {
+		if !types.Has(ti) || !need.Fits(&t.alloc) || !p.withinLimits(from, &t.capacity) {
 			continue
 		}
 		if price, _, ok := s.offerPrice(p, ti, mask); ok && price < bestPrice {
@@ -172,5 +174,5 @@ func (s *solve) refreshFree(cl *newClaim) {
 	s.room[pi] = s.room[pi].Sub(cl.free)
 	cl.free = cl.pool.types[cl.target].alloc.Sub(cl.used)
 	s.room[pi] = s.room[pi].Add(cl.free)
-	s.cidx.set(cl.index, &cl.free)
+	s.cidx.set(cl)
 }

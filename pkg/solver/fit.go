@@ -465,7 +465,7 @@ func (s *solve) openClaim(c *class, D, dv int, want int) *newClaim {
 	cl := &newClaim{
 		index: len(s.claims), host: host, pool: best.p, types: best.a.types.Clone(),
 		zones: best.zones, cts: best.cts, residual: best.residual, custom: best.custom,
-		target: -1, resv: -1,
+		target: -1, resv: -1, maxAlloc: best.a.maxAlloc,
 	}
 	if s.dry {
 		return cl
@@ -476,7 +476,6 @@ func (s *solve) openClaim(c *class, D, dv int, want int) *newClaim {
 	if best.p.nodesLeft > 0 {
 		best.p.nodesLeft--
 	}
-	cl.maxAlloc = best.a.maxAlloc
 	return cl
 }
 

@@ -111,7 +111,7 @@ func (s *solve) pack(classes []*class) {
 			}
 			s.tryTarget(c, t, c.remaining())
 		}
-		for i := s.cidx.first(0, &c.requests); i >= 0 && c.remaining() > 0; i = s.cidx.first(i+1, &c.requests) {
+		for i := s.cidx.first(c, 0, &c.requests, false); i >= 0 && c.remaining() > 0; i = s.cidx.first(c, i+1, &c.requests, false) {
 			s.tryClaim(c, s.claims[i], c.remaining(), -1, -1)
 		}
 	}

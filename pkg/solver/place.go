@@ -77,11 +77,13 @@ func (s *solve) placeFree(c *class) {
 	}
 	// Fill what open claims have room for before growing any of them.
 	s.grow = false
-	for i := s.cidx.first(0, &c.requests); i >= 0 && c.remaining() > 0; i = s.cidx.first(i+1, &c.requests) {
+	for i := s.cidx.first(c, 0, &c.requests, false); i >= 0 && c.remaining() > 0; i = s.cidx.first(c, i+1, &c.requests, false) {
 		s.tryClaim(c, s.claims[i], c.remaining(), -1, -1)
 	}
+	// Then growth, on the claims whose largest type could take a pod (the index skips the
+	// others, which would refuse it).
 	s.grow = true
-	for i := 0; i < len(s.claims) && c.remaining() > 0; i++ {
+	for i := s.cidx.first(c, 0, &c.requests, true); i >= 0 && c.remaining() > 0; i = s.cidx.first(c, i+1, &c.requests, true) {
 		s.tryClaim(c, s.claims[i], c.remaining(), -1, -1)
 	}
 	for c.remaining() > 0 {
@@ -92,7 +94,7 @@ func (s *solve) placeFree(c *class) {
 	}
 	// No new claim can be opened: grow open claims beyond what is worth it, as the last resort.
 	s.force = true
-	for i := 0; i < len(s.claims) && c.remaining() > 0; i++ {
+	for i := s.cidx.first(c, 0, &c.requests, true); i >= 0 && c.remaining() > 0; i = s.cidx.first(c, i+1, &c.requests, true) {
 		s.tryClaim(c, s.claims[i], c.remaining(), -1, -1)
 	}
 	s.force = false
@@ -141,7 +143,7 @@ func (s *solve) placeByDomain(c *class, d int) {
 		// Room in open claims first (found through the claim index), then growth.
 		s.grow = false
 		for placed < k {
-			i := s.cidx.first(ccur[0][v], &c.requests)
+			i := s.cidx.first(c, ccur[0][v], &c.requests, false)
 			if i < 0 {
 				ccur[0][v] = len(s.claims)
 				break
@@ -155,9 +157,15 @@ func (s *solve) placeByDomain(c *class, d int) {
 			}
 		}
 		s.grow = true
-		for cur := ccur[1]; cur[v] < len(s.claims) && placed < k; {
+		for cur := ccur[1]; placed < k; {
+			i := s.cidx.first(c, cur[v], &c.requests, true)
+			if i < 0 {
+				cur[v] = len(s.claims)
+				break
+			}
+			cur[v] = i
 			want := k - placed
-			got := s.tryClaim(c, s.claims[cur[v]], want, d, v)
+			got := s.tryClaim(c, s.claims[i], want, d, v)
 			placed += got
 			if got < want {
 				cur[v]++
@@ -177,7 +185,7 @@ func (s *solve) placeByDomain(c *class, d int) {
 		if placed < k {
 			// Last resort in this domain: grow open claims beyond what is worth it.
 			s.force = true
-			for i := 0; i < len(s.claims) && placed < k; i++ {
+			for i := s.cidx.first(c, 0, &c.requests, true); i >= 0 && placed < k; i = s.cidx.first(c, i+1, &c.requests, true) {
 				placed += s.tryClaim(c, s.claims[i], k-placed, d, v)
 			}
 			s.force = false

@@ -162,6 +162,10 @@ type pool struct {
 	// larger[ti] is the first type after ti with more allocatable in some resource (see
 	// largerTypes): a walk over the types for one that holds a request skips to it.
 	larger []int32
+	// fits indexes the types' allocatable in the indexed resources, in price order: the
+	// cheapest types that may hold a request are found without walking the smaller ones
+	// (cheapestFitting).
+	fits slotTree
 }
 
 func (p *pool) name() string { return p.np.Name }
@@ -283,6 +287,9 @@ func (s *solve) compilePool(index int, np *NodePool) *pool {
 	p.compileMinValues()
 	p.maxAlloc = maxAlloc(p, scheduling.FullBitset(len(p.types)))
 	p.larger = largerTypes(p.types)
+	for ti, t := range p.types {
+		p.fits.set(ti, &t.alloc)
+	}
 	return p
 }
 
