@@ -37,6 +37,18 @@ func (s *solve) lowerBound() (float64, BoundStats) {
 			st.Relaxation, st.RoundingLoss = x.String(), x.roundingLoss(orig, relaxed[i])
 		}
 	}
+	if len(xs) > 1 || xs[0].steps != 0 {
+		// The LPs saw merged, rounded-down classes; the counting bounds (the joint cover of
+		// every resource above all) see the pods' exact demand, at a cost that does not grow
+		// with the classes.
+		prob.Classes = orig
+		if r := bound.Lower(prob, bound.CountingOnly()); r.Value > value {
+			// Rows and Iterations stay the LPs': the counting bounds solve none over the classes.
+			value = r.Value
+			st.Exact = false
+			st.Relaxation, st.RoundingLoss = "every request exact, counting bounds (no class LP)", 0
+		}
+	}
 	return value, st
 }
 

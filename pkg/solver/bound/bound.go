@@ -43,7 +43,7 @@ type Result struct {
 	Value         float64 // the proven bound
 	Covering      float64 // per-resource covering LP bound (of the reduced problem, see doc.go)
 	Configuration float64 // configuration LP by column generation, certified by a Lagrangian (Farley-like) dual bound
-	Trivial       float64 // counting bounds (one class or one group alone, or one resource for all pods; node counts rounded up)
+	Trivial       float64 // counting bounds (one class or one group alone, or one resource for all pods; node counts rounded up; with CountingOnly, every resource at once: cover.go)
 	Iterations    int     // column-generation rounds, all LPs together
 	Columns       int     // columns (node fillings and patterns) generated, all LPs together
 	Exact         bool    // the configuration LP was solved to proven optimality (in every part)
@@ -75,6 +75,7 @@ type config struct {
 	gap           float64
 	smooth        float64
 	configuration bool
+	countingOnly  bool
 	patterns      bool
 	work          int64       // the work budget, ≤ 0: none (see Work)
 	stop          func() bool // nil: never
@@ -121,6 +122,12 @@ func KnapsackNodes(n int) Option { return func(c *config) { c.knapsackNodes = ma
 // on the LP, is within this fraction of the best bound proven so far (default 1e-4): the LP
 // cannot raise the bound by more than that.
 func Gap(rel float64) Option { return func(c *config) { c.gap = max(rel, 0) } }
+
+// CountingOnly skips every LP: the result is the counting bounds alone (trivial.go, cover.go),
+// whose work does not grow with the classes as the LPs' does. A caller that bounds many distinct
+// classes through merged, rounded-down rows uses it on the problem as given, where the joint
+// resource cover sees every pod's exact demand.
+func CountingOnly() Option { return func(c *config) { c.countingOnly = true } }
 
 // CoveringOnly skips the configuration LP.
 func CoveringOnly() Option { return func(c *config) { c.configuration = false } }
@@ -203,6 +210,13 @@ func lowerPart(in *instance, cfg *config) (Result, []lpNode, bool) {
 	if !cfg.patterns {
 		// Callers of WithPatterns want the LP's solution; the cover only raises the value.
 		r.Trivial = max(r.Trivial, safe(resourceBound(in, &cfg.table)))
+	}
+	if cfg.countingOnly {
+		// The bounded LP below is never weaker than the joint cover (every node it fills
+		// uses at most U_t), so the joint cover is only worth its LP without them.
+		r.Trivial = max(r.Trivial, safe(jointCover(in)))
+		r.Value, r.Exact = r.Trivial, false
+		return r, nil, false
 	}
 	cov := fractional(in, cfg, false, nil, nil)
 	r.Covering = safe(cov.value)

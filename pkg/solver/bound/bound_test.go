@@ -317,3 +317,39 @@ func TestRegressions(t *testing.T) {
 		})
 	}
 }
+
+// TestJointCover: the counting bounds on their own see every resource at once. Sixteen pods
+// of many small shapes, half CPU-heavy and half memory-heavy, on a CPU-heavy and a
+// memory-heavy type: each resource alone needs two nodes ($2), both at once 1.6 of each ($3.2).
+func TestJointCover(t *testing.T) {
+	p := Problem{Types: []Type{
+		{Name: "cpu", Price: 1, Capacity: node(8, 2, 100, 0)},
+		{Name: "mem", Price: 1, Capacity: node(2, 8, 100, 0)},
+	}}
+	for i := range 8 {
+		// 16 CPU and 16 GiB in all, every class distinct.
+		p.Classes = append(p.Classes,
+			Class{Count: 1, Demand: resources(1500+int64(i), gib/2+int64(i)<<20, 1, 0), Types: []int{0, 1}, Group: -1},
+			Class{Count: 1, Demand: resources(500-int64(i), 3*gib/2-int64(i)<<20, 1, 0), Types: []int{0, 1}, Group: -1})
+	}
+	in, status := prepare(&p)
+	if status != solvable {
+		t.Fatalf("status %v", status)
+	}
+	got := 0.0
+	for _, part := range in.split() {
+		got += jointCover(part)
+	}
+	if math.Abs(got-3.2) > 1e-6 {
+		t.Fatalf("jointCover = %.9f, want 3.2", got)
+	}
+	if r := Lower(&p, CountingOnly()); r.Value < 3.2*(1-1e-6) || r.Value > 3.2 {
+		t.Fatalf("CountingOnly = %.9f, want 3.2 (the joint cover)", r.Value)
+	}
+	// With the memory-heavy type limited to one node, the other 8 GiB come from CPU-heavy
+	// nodes of 2 GiB each: $1 + $4.
+	p.Types[1].MaxCount = 1
+	if r := Lower(&p, CountingOnly()); math.Abs(r.Value-5) > 1e-6 {
+		t.Fatalf("with a limited type, CountingOnly = %.9f, want 5", r.Value)
+	}
+}

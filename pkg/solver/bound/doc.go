@@ -156,6 +156,14 @@
 // fractional nodes lend capacity no whole node can. (WithPatterns skips it: its callers want the
 // LP's solution, not the bound.)
 //
+// CountingOnly runs these bounds alone, with one more: the joint cover (cover.go). The nodes'
+// room, capped as above, must cover the total demand of every resource at once, an LP with a row
+// per resource; its resource prices y become class prices π_k = y·d_k for the certificate, with
+// Ṽ_t = y·U_t. The bounded LP is never weaker (each node it fills uses at most U_t), so Lower
+// does not spend it there; but its size does not grow with the classes, so a caller with
+// thousands of distinct shapes, whose class LPs must see merged, rounded-down rows, gets from it
+// a bound on every pod's exact demand.
+//
 // # Why not gonum's simplex
 //
 // gonum's dense Simplex refactors the basis from scratch at every pivot, cannot add columns to a

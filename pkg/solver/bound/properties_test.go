@@ -280,3 +280,28 @@ func certificateAnyPrices(rt *rapid.T) {
 		}
 	}
 }
+
+// TestJointCoverNeverAboveOptimum: the joint resource cover alone, and the counting bounds
+// (CountingOnly), never exceed the brute-force optimum of small random problems.
+func TestJointCoverNeverAboveOptimum(t *testing.T) {
+	for range repetitions() {
+		rapid.Check(t, func(rt *rapid.T) {
+			p := smallProblem(rapidChooser{rt})
+			opt := bruteForce(p)
+			if r := Lower(p, CountingOnly()); r.Value > opt+1e-9 || r.Value < 0 || math.IsNaN(r.Value) {
+				rt.Fatalf("CountingOnly = %.12g, optimum %.12g\n%s", r.Value, opt, describe(p))
+			}
+			in, status := prepare(p)
+			if status != solvable || in.nK == 0 {
+				return
+			}
+			sum := 0.0
+			for _, part := range in.split() {
+				sum += jointCover(part)
+			}
+			if sum > opt+1e-9 || sum < 0 || math.IsNaN(sum) {
+				rt.Fatalf("jointCover = %.12g, optimum %.12g\n%s", sum, opt, describe(p))
+			}
+		})
+	}
+}
