@@ -10,8 +10,8 @@ import (
 )
 
 // TestGuideMergesDistinctShapes: with every pod a shape of its own, the guide's LP gets at most
-// maxGuideClasses rows (one per pod took minutes at 200 pods), and its plan is valid and no
-// dearer than first-fit's.
+// maxGuideClasses rows on its first attempt and maxFineGuideClasses on a second (one per pod
+// took minutes at 200 pods), and its plan is valid and no dearer than first-fit's.
 func TestGuideMergesDistinctShapes(t *testing.T) {
 	snap := &Snapshot{NodePools: distinctPools(t, "web"), Pods: distinctPods("web", 300, 3)}
 	plan, err := Solve(snap, Options{SkipBound: true})
@@ -19,8 +19,9 @@ func TestGuideMergesDistinctShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := plan.Guide
-	if g.Classes != 300 || g.Rows == 0 || g.Rows > maxGuideClasses || g.GridSteps == 0 {
-		t.Fatalf("guide stats %+v: want 300 classes in 1..%d rows on a grid", g, maxGuideClasses)
+	if g.Classes != 300 || g.Rows == 0 || g.Rows > maxFineGuideClasses || g.GridSteps == 0 ||
+		g.Attempts == 1 && g.Rows > maxGuideClasses || g.Attempts < 1 || g.Attempts > 2 {
+		t.Fatalf("guide stats %+v: want 300 classes in 1..%d rows on a grid (%d on one attempt)", g, maxFineGuideClasses, maxGuideClasses)
 	}
 	if err := Verify(snap, plan); err != nil {
 		t.Fatal(err)
@@ -198,4 +199,33 @@ func TestLargerTypes(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestGuideTriesAFinerGrid: a few hundred distinct pods fit the default budget for a second
+// attempt on a finer grid; the plan is the cheaper of the attempts (the finer grid's here: on
+// 25 rows the guide did no better than first-fit), and an explicit budget too small for it
+// leaves one attempt.
+func TestGuideTriesAFinerGrid(t *testing.T) {
+	snap := &Snapshot{NodePools: distinctPools(t, "web"), Pods: distinctPods("web", 300, 2)}
+	plan, err := Solve(snap, Options{SkipBound: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(snap, plan); err != nil {
+		t.Fatal(err)
+	}
+	g := plan.Guide
+	if g.Attempts != 2 || !g.Won || g.Rows <= maxGuideClasses {
+		t.Fatalf("guide stats %+v: want a second attempt on more than %d rows, and its plan", g, maxGuideClasses)
+	}
+	one, err := Solve(snap, Options{SkipBound: true, GuideWork: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.Guide.Attempts != 1 {
+		t.Fatalf("guide stats %+v: want one attempt within 2^20 units", one.Guide)
+	}
+	if plan.Price >= one.Price-1e-9 {
+		t.Fatalf("two attempts %.4f, one %.4f: want the finer grid cheaper here", plan.Price, one.Price)
+	}
 }

@@ -223,6 +223,7 @@ func mergePlans(parts []*Plan) *Plan {
 		g.Stopped = g.Stopped || p.Guide.Stopped
 		g.Price += p.Guide.Price
 		g.Won = g.Won || p.Guide.Won
+		g.Attempts = max(g.Attempts, p.Guide.Attempts)
 		b := &out.Bound
 		exact = exact && p.Bound.Exact
 		b.Iterations = max(b.Iterations, p.Bound.Iterations)

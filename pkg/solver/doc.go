@@ -30,14 +30,17 @@
 // Two steps do work that grows faster than the pods: the guided packing's configuration LP
 // (guide.go) and the lower bound's (lowerbound.go). Both merge like classes before the LP sees
 // them (aggregate.go: the guide's rows demand their pods' mean shape; the bound's round requests
-// down, which relaxes the problem and keeps the bound valid), and both take a work budget in
-// the bound package's units (bound.Work: master pivots weighted by rows², plus knapsack
-// classes priced), which is a count, so the solve stays deterministic. The guide's default
-// budget is proportional to the first-fit solve's work (Options.GuideWork overrides it); the
-// bound has none unless Options.BoundWork is set. When a budget runs out the LP keeps what it
-// has: the guide places the patterns found so far and first-fit the rest, and the cheaper of
-// that and plain first-fit-decreasing wins, so first-fit is always the floor; the bound keeps
-// its certificate, valid at any round, and Plan.Bound says it was cut short.
+// down, which relaxes the problem and keeps the bound valid, and the bound adds the joint cover
+// of every resource on the pods' exact requests), and both take a work budget in the bound
+// package's units (bound.Work: master pivots weighted by rows², plus knapsack classes priced),
+// which is a count, so the solve stays deterministic. The guide is anytime (budget.go): a first
+// attempt on at most 40 rows, then, if its budget covers the expected cost, a second on a finer
+// grid, and the cheapest of first-fit and the attempts wins, so first-fit is always the floor.
+// Its default budget is a few times first-fit's own work, with a floor for small problems
+// (Options.GuideWork overrides it); the bound has none unless Options.BoundWork is set. When a
+// budget runs out the LP keeps what it has: the guide places the patterns found so far and
+// first-fit the rest; the bound keeps its certificate, valid at any round, and Plan.Bound says
+// it was cut short.
 //
 // A wall-clock limit is the driver's to give: Options.Deadline (all LPs) and
 // Options.BoundDeadline (the bound's alone) are functions the LPs ask between rounds and

@@ -127,7 +127,7 @@ func (s *solve) pack(classes []*class) {
 	if len(prob.Classes) == 0 {
 		return
 	}
-	budget := s.guideBudget(prob)
+	budget := s.guideLP
 	r := bound.Lower(prob, s.lpOptions(budget, false, bound.WithPatterns())...)
 	s.guideStats.Work, s.guideStats.Budget, s.guideStats.Stopped = r.Work, budget, r.Stopped
 	if len(r.Patterns) == 0 {
@@ -217,12 +217,13 @@ func (s *solve) packProblem(classes []*class) (*bound.Problem, []packKind, []gui
 		listOf = append(listOf, li)
 		members = append(members, c)
 	}
-	maxRows := maxGuideClasses
-	if s.guideRows > 0 {
-		maxRows = s.guideRows
+	maxRows, fineRows := s.guideRows, s.guideFineRows
+	if maxRows <= 0 {
+		maxRows, fineRows = maxGuideClasses, maxFineGuideClasses
 	}
-	rows, steps := aggregate(members, listOf, lists, prob.Types, maxRows)
-	s.guideStats = GuideStats{Classes: len(members), Rows: len(rows), GridSteps: steps, RoundingLoss: roundingLoss(rows)}
+	rows, steps, finer := aggregate(members, listOf, lists, prob.Types, maxRows, fineRows)
+	s.guideStats = GuideStats{Classes: len(members), Rows: len(rows), GridSteps: steps, RoundingLoss: roundingLoss(rows), Attempts: 1}
+	s.guideFiner = finer
 	for i := range rows {
 		r := &rows[i]
 		prob.Classes = append(prob.Classes, bound.Class{Count: r.count, Demand: r.demand, Types: r.types, Group: -1})

@@ -122,7 +122,10 @@ func (p *Prepared) Solve(pods []*corev1.Pod, opts Options) (*Plan, error) {
 			plans := make([]*Plan, 0, len(parts))
 			base := 0
 			for _, part := range parts {
-				rows := max(minPartGuideRows, (maxGuideClasses*len(part)+len(pods)-1)/len(pods))
+				rows := guideRows{
+					coarse: max(minPartGuideRows, (maxGuideClasses*len(part)+len(pods)-1)/len(pods)),
+					fine:   max(minPartGuideRows, (maxFineGuideClasses*len(part)+len(pods)-1)/len(pods)),
+				}
 				w := p.best(p.instantiate(part, opts), part, opts, base, rows)
 				base += len(w.claims)
 				plans = append(plans, w.plan())
@@ -130,8 +133,13 @@ func (p *Prepared) Solve(pods []*corev1.Pod, opts Options) (*Plan, error) {
 			return p.balanced(mergePlans(plans), opts), nil
 		}
 	}
-	return p.balanced(p.best(s, pods, opts, 0, 0).plan(), opts), nil
+	return p.balanced(p.best(s, pods, opts, 0, guideRows{}).plan(), opts), nil
 }
+
+// guideRows are the rows a solve's guide LP may have on its first attempt and on a finer grid
+// (zero: maxGuideClasses and maxFineGuideClasses); a part of a split solve takes its share of
+// each, so that the parts' LPs together are no larger than the whole's.
+type guideRows struct{ coarse, fine int }
 
 // balanced pins the claims of zone-balanced pools to zones (balanceZones).
 func (p *Prepared) balanced(plan *Plan, opts Options) *Plan {
@@ -146,29 +154,63 @@ func (p *Prepared) balanced(plan *Plan, opts Options) *Plan {
 	return plan
 }
 
-// best runs s, a fresh solve of pods, and unless opts.NoGuide a guided solve of the same pods,
-// and returns the better of the two, its claims' hostnames numbered from hostBase, the guide's
-// LP within guideRows rows (0: maxGuideClasses).
-func (p *Prepared) best(s *solve, pods []*corev1.Pod, opts Options, hostBase, guideRows int) *solve {
+// best runs s, a fresh solve of pods, and unless opts.NoGuide guided solves of the same pods
+// (a first attempt on a coarse grid, then a finer one if the budget allows; budget.go), and
+// returns the best of them: the one that leaves fewer pods unschedulable, then the one with the
+// lower price, the earlier on a tie. Its claims' hostnames are numbered from hostBase.
+func (p *Prepared) best(s *solve, pods []*corev1.Pod, opts Options, hostBase int, rows guideRows) *solve {
 	s.hostBase = hostBase
 	s.run()
 	// A plan that buys nothing and leaves nothing unscheduled cannot be improved on; a disruption
 	// simulation whose pods fit on the other nodes is that case, and the common one.
-	if !opts.NoGuide && (len(s.out) > 0 || len(s.unschedulable) > 0) && s.anyPackable() {
+	if opts.NoGuide || len(s.out) == 0 && len(s.unschedulable) == 0 || !s.anyPackable() {
+		return s
+	}
+	budget, place := s.guideBudget()
+	better := func(g, than *solve) bool {
+		return len(g.unschedulable) < len(than.unschedulable) ||
+			len(g.unschedulable) == len(than.unschedulable) && g.price() < than.price()-1e-9
+	}
+	var spent, work int64
+	var stats GuideStats
+	stopped, attempts, finer := false, 0, 0
+	winner := s
+	for attempt := 1; attempt <= 2; attempt++ {
 		g := p.instantiate(pods, opts)
-		g.hostBase, g.guideRows = hostBase, guideRows
-		g.guided = true
+		g.hostBase, g.guided = hostBase, true
+		g.guideRows, g.guideFineRows = rows.coarse, rows.fine
+		if attempt == 2 {
+			g.guideRows = finer // the finest grid with at most that many rows
+		}
+		// The first attempt's LP may spend the whole budget (its rows are few; it is the floor
+		// the later attempt must beat); a later one what is left after the placements.
+		g.guideLP = budget
+		if attempt > 1 && budget > 0 {
+			g.guideLP = max(budget-spent-place, 1)
+		}
 		g.run()
+		spent += place + g.guideStats.Work
+		work += g.guideStats.Work
+		stopped = stopped || g.guideStats.Stopped
+		attempts = attempt
 		g.guideStats.Price = g.price()
-		if len(g.unschedulable) < len(s.unschedulable) ||
-			len(g.unschedulable) == len(s.unschedulable) && g.price() < s.price()-1e-9 {
+		if better(g, winner) {
 			g.guideStats.Won = true
-			s = g
-		} else {
-			s.guideStats = g.guideStats
+			winner = g
+		}
+		if attempt == 1 || g.guideStats.Won {
+			stats = g.guideStats
+		}
+		if attempt == 2 || stopped { // a budget or deadline already spent leaves no room for more
+			break
+		}
+		if finer = finerRows(g.guideStats, g.guideFiner, budget, spent, place); finer == 0 {
+			break
 		}
 	}
-	return s
+	stats.Work, stats.Budget, stats.Stopped, stats.Attempts = work, budget, stopped, attempts
+	winner.guideStats = stats
+	return winner
 }
 
 // instantiate starts a solve of pods on the prepared snapshot: fresh copies of everything a

@@ -22,8 +22,9 @@ type Options struct {
 	// BoundWork caps the work of the lower bound's LPs (bound.Work; 0: no cap). The bound stays
 	// valid when the cap stops it, only looser; Plan.Bound says whether it did.
 	BoundWork int64
-	// GuideWork caps the work of the guided packing's LP (bound.Work; 0: proportional to the
-	// first-fit solve's work, see budget.go; < 0: no cap).
+	// GuideWork is the guided packing's budget (bound.Work): its LPs, and a second attempt's
+	// placement, count against it (0: a few times the first-fit solve's work, see budget.go;
+	// < 0: no cap).
 	GuideWork int64
 	// Deadline, if not nil, is asked between the LPs' rounds and pivots (guide and bound); once
 	// it returns true they stop and the solve goes on with what they have. Only a driver
@@ -105,9 +106,16 @@ type solve struct {
 	// guideRows caps the guide's LP rows (0: maxGuideClasses); a part of a split solve takes
 	// its share, so that the parts' LPs together are no larger than the whole's.
 	guideRows int
-	cache     *compileCache
-	claims    []*newClaim
-	cidx      claimIndex
+	// guideFineRows is what a finer grid may take (0: maxFineGuideClasses), guideLP the work the
+	// guide's LP may spend (0: none to cap it), both set by the attempt (budget.go).
+	guideFineRows int
+	guideLP       int64
+	// guideFiner are the rows of the grids finer than the guide's that fit in guideFineRows,
+	// finest first (aggregate).
+	guideFiner []int
+	cache      *compileCache
+	claims     []*newClaim
+	cidx       claimIndex
 	// demand[p] is what the pods not yet placed that pool p could hold ask for.
 	demand []scheduling.Resources
 	// room[p] is the free room of the claims of pool p opened so far, openClaims[p] their number.
