@@ -387,14 +387,20 @@ func (s *solve) canHold(p *pool, c *class) bool {
 // holds reports whether some type of pool p, with an offer one of alts allows, holds at least
 // one pod of the class.
 func (s *solve) holds(p *pool, c *class, alts []*altInPool) bool {
+	// Candidates are the types whose allocatable holds a pod in every indexed resource (the
+	// pool's index skips the rest: a GPU pod looks at none of a CPU pool's types).
+	var want slotVec
+	for j, r := range indexedSlots {
+		want[j] = c.requests[r]
+	}
 	for _, a := range alts {
 		if a == nil {
 			continue
 		}
 		mask := offerBits(a.zones, a.cts)
-		for ti := a.types.Next(0); ti >= 0; ti = a.types.Next(ti + 1) {
+		for ti := p.fits.first(0, &want); ti >= 0; ti = p.fits.first(ti+1, &want) {
 			t := p.types[ti]
-			if t.bits&mask != 0 && c.fit(&t.alloc) > 0 {
+			if a.types.Has(ti) && t.bits&mask != 0 && c.fit(&t.alloc) > 0 {
 				return true
 			}
 		}
