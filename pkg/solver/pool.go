@@ -325,31 +325,49 @@ func (s *solve) buildKeyIndex(types []*ptype) []keyIndex {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	out := make([]keyIndex, 0, len(keys))
-	for _, k := range keys {
-		ki := keyIndex{key: k, absent: scheduling.NewBitset(len(types)), free: scheduling.NewBitset(len(types))}
-		pos := map[string]int{}
-		for ti, t := range types {
-			r, ok := t.it.Requirements.Get(k)
+	out := make([]keyIndex, len(keys))
+	index := make(map[string]int, len(keys))
+	pos := make([]map[string]int, len(keys))
+	for i, k := range keys {
+		out[i] = keyIndex{key: k, absent: scheduling.NewBitset(len(types)), free: scheduling.NewBitset(len(types))}
+		index[k] = i
+		pos[i] = map[string]int{}
+	}
+	// One pass over each type's requirements (rather than a look-up per key and type); a key
+	// the type has no requirement on leaves it free.
+	found := make([]bool, len(keys))
+	for ti, t := range types {
+		clear(found)
+		for _, r := range t.it.Requirements.Items() {
+			i, ok := index[r.Key]
+			if !ok {
+				continue
+			}
+			found[i] = true
+			ki := &out[i]
 			switch {
-			case !ok || r.IsComplement():
+			case r.IsComplement():
 				ki.free.Set(ti)
 			case len(r.Values()) == 0:
 				ki.absent.Set(ti)
 			default:
 				for _, v := range r.Values() {
-					i, seen := pos[v]
+					vi, seen := pos[i][v]
 					if !seen {
-						i = len(ki.values)
-						pos[v] = i
+						vi = len(ki.values)
+						pos[i][v] = vi
 						ki.values = append(ki.values, v)
 						ki.sets = append(ki.sets, scheduling.NewBitset(len(types)))
 					}
-					ki.sets[i].Set(ti)
+					ki.sets[vi].Set(ti)
 				}
 			}
 		}
-		out = append(out, ki)
+		for i, f := range found {
+			if !f {
+				out[i].free.Set(ti)
+			}
+		}
 	}
 	return out
 }
