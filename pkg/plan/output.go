@@ -37,9 +37,10 @@ type Bound struct {
 	// the bound. Iterations are the column-generation rounds it ran.
 	Stopped    bool `json:"stopped"`
 	Iterations int  `json:"iterations"`
-	// Classes are the pod classes, Rows the rows of the LP that proved the bound, Relaxation
-	// how classes were merged (requests rounded down), RoundingLoss the share of the demand
-	// that took away.
+	// Classes are the pod classes, Rows the rows of the LPs, Relaxation how classes were
+	// merged (requests rounded down) or, as solver.RelaxationCounting, that the joint cover of
+	// every pod's exact request proved more than they did; RoundingLoss the share of the demand
+	// the merge took away.
 	Classes      int     `json:"classes"`
 	Rows         int     `json:"rows"`
 	Relaxation   string  `json:"relaxation"`
@@ -198,9 +199,13 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	if b := r.Bound; b != nil {
-		fmt.Fprintf(w, "bound: %d pod classes as %d LP rows", b.Classes, b.Rows)
-		if b.Relaxation != "" && b.Relaxation != "exact" {
-			fmt.Fprintf(w, " (%s, %.1f%% of the demand rounded away)", b.Relaxation, 100*b.RoundingLoss)
+		switch {
+		case b.Relaxation == solver.RelaxationCounting:
+			fmt.Fprintf(w, "bound: %d pod classes, %s (the LPs over %d merged rows proved less)", b.Classes, b.Relaxation, b.Rows)
+		case b.Relaxation != "" && b.Relaxation != "exact":
+			fmt.Fprintf(w, "bound: %d pod classes as %d LP rows (%s, %.1f%% of the demand rounded away)", b.Classes, b.Rows, b.Relaxation, 100*b.RoundingLoss)
+		default:
+			fmt.Fprintf(w, "bound: %d pod classes as %d LP rows", b.Classes, b.Rows)
 		}
 		if b.Stopped {
 			fmt.Fprintf(w, "; the bound budget ran out after %d rounds, a larger --bound-budget may raise it", b.Iterations)

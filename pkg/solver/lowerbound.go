@@ -46,7 +46,7 @@ func (s *solve) lowerBound() (float64, BoundStats) {
 			// Rows and Iterations stay the LPs': the counting bounds solve none over the classes.
 			value = r.Value
 			st.Exact = false
-			st.Relaxation, st.RoundingLoss = "every request exact, counting bounds (no class LP)", 0
+			st.Relaxation, st.RoundingLoss = RelaxationCounting, 0
 		}
 	}
 	return value, st
@@ -184,6 +184,10 @@ func (s *solve) hardCompatTarget(c *class, t *target) bool {
 	c.active = saved
 	return ok
 }
+
+// RelaxationCounting is BoundStats.Relaxation when the counting bounds on every pod's exact
+// request (the joint cover of all resources) proved more than the LPs on merged rows.
+const RelaxationCounting = "every request exact, the joint cover of all resources"
 
 // maxBoundClasses caps the classes of the bound's LP: beyond it, classes of like shape are
 // merged with their requests rounded down (relaxations).
