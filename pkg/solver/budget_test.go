@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
 
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/solver/bound"
 )
 
@@ -103,6 +105,28 @@ func TestGridRounding(t *testing.T) {
 			}
 			if st > 0 && v > gridExact && float64(up) > float64(v)*(1+1.0/float64(st))+1 {
 				t.Fatalf("v %d steps %d: up %d is off the grid", v, st, up)
+			}
+		}
+	}
+}
+
+// TestGuideGridRounding: the guide's grids (fractional steps per doubling, and small counts
+// rounded on the coarsest) never round a request down, keep what their exact threshold says,
+// and return at the top of int64.
+func TestGuideGridRounding(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	values := []int64{0, 1, 2, 3, 5, 64, 65, math.MaxInt64, math.MaxInt64 - 1, 6 << 60, 1 << 62}
+	for range 10000 {
+		values = append(values, r.Int64N(1<<40))
+	}
+	for _, g := range guideGrids {
+		for _, v := range values {
+			up := roundUpAbove(v, g.steps, g.exact)
+			if up < v || v <= g.exact && up != v || g.steps == 0 && up != v {
+				t.Fatalf("v %d grid %+v: up %d", v, g, up)
+			}
+			if g.steps > 0 && v > g.exact && v < 1<<60 && float64(up) > float64(v)*math.Exp2(1/g.steps)+1 {
+				t.Fatalf("v %d grid %+v: up %d is more than a step above", v, g, up)
 			}
 		}
 	}
@@ -256,4 +280,37 @@ func TestGuidedNodesKeepTheirType(t *testing.T) {
 		t.Fatalf("price %.3f, joint cover %.3f (%.4f×), guide %+v: want a merged grid within 1.03×", plan.Price, lb, plan.Price/lb, plan.Guide)
 	}
 	t.Logf("price %.3f, joint cover %.3f (%.4f×)", plan.Price, lb, plan.Price/lb)
+}
+
+// TestUndominatedTypes: the guide's type lists keep the types no other unlimited type of the
+// list beats (no dearer, at least as large everywhere), every reserved (limited) type, and one
+// of two identical types; the answer is memoized per list.
+func TestUndominatedTypes(t *testing.T) {
+	res := func(cpu, gib int64) scheduling.Resources {
+		var r scheduling.Resources
+		r[scheduling.CPU], r[scheduling.Memory] = cpu*1000, gib<<30
+		return r
+	}
+	types := []bound.Type{
+		{Name: "c-large", Price: 0.085, Capacity: res(2, 4)},
+		{Name: "c-large-old", Price: 0.10, Capacity: res(2, 4)},       // beaten by c-large
+		{Name: "m-large", Price: 0.096, Capacity: res(2, 8)},          // more memory: kept
+		{Name: "c-xlarge", Price: 0.17, Capacity: res(4, 8)},          // kept
+		{Name: "m-large-twin", Price: 0.096, Capacity: res(2, 8)},     // identical to m-large
+		{Name: "r-res", Price: 0.5, Capacity: res(2, 4), MaxCount: 3}, // reserved: kept
+		{Name: "m-xlarge-dear", Price: 0.30, Capacity: res(4, 8)},     // beaten by c-xlarge
+	}
+	g := &guideTypes{}
+	got := g.undominated(types, []int{0, 1, 2, 3, 4, 5, 6})
+	if want := []int{0, 2, 3, 5}; !slices.Equal(got, want) {
+		t.Fatalf("undominated = %v, want %v", got, want)
+	}
+	// A list without the dominating type keeps what it beat elsewhere.
+	if got := g.undominated(types, []int{1, 6}); !slices.Equal(got, []int{1, 6}) {
+		t.Fatalf("undominated = %v, want [1 6]", got)
+	}
+	g.undominated(types, []int{0, 1, 2, 3, 4, 5, 6})
+	if len(g.pareto) != 2 {
+		t.Fatalf("%d lists memoized, want 2", len(g.pareto))
+	}
 }

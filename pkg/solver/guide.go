@@ -1,6 +1,8 @@
 package solver
 
 import (
+	"cmp"
+	"encoding/binary"
 	"slices"
 
 	"github.com/tenon-sh/tenon/pkg/scheduling"
@@ -50,6 +52,59 @@ type guideTypes struct {
 	// regularOf[pool][ti] is regular's entry for the pool type, or −1 (a slice: packProblem
 	// looks every class's types up).
 	regularOf [][]int32
+	// pareto memoizes undominated by the type list it was given.
+	pareto map[string][]int
+}
+
+// undominated is list without the types another unlimited type of it dominates: one no dearer
+// and at least as large in every resource, so that any node of the first could be one of the
+// other for no more. The guide's LP then prices a few dozen types instead of the hundreds a
+// pool of several families has (the bound package would drop most of them too, but only after
+// comparing them all, on every solve: a tenth of a consolidation pass went there). A reserved
+// offer (a limited type) is never dropped, nor counted as beating another. The result is
+// memoized per list for the prepared snapshot.
+func (g *guideTypes) undominated(types []bound.Type, list []int) []int {
+	key := make([]byte, 0, 4*len(list))
+	for _, t := range list {
+		key = binary.LittleEndian.AppendUint32(key, uint32(t))
+	}
+	if out, ok := g.pareto[string(key)]; ok {
+		return out
+	}
+	order := slices.Clone(list)
+	slices.SortStableFunc(order, func(a, b int) int {
+		if c := cmp.Compare(types[a].Price, types[b].Price); c != 0 {
+			return c
+		}
+		return cmp.Compare(types[b].Capacity[scheduling.CPU]+types[b].Capacity[scheduling.Memory]>>20, types[a].Capacity[scheduling.CPU]+types[a].Capacity[scheduling.Memory]>>20)
+	})
+	var kept []int
+	dropped := map[int]bool{}
+	for _, t := range order {
+		if types[t].MaxCount > 0 {
+			continue
+		}
+		for _, s := range kept {
+			if types[s].Price <= types[t].Price && types[t].Capacity.Fits(&types[s].Capacity) {
+				dropped[t] = true
+				break
+			}
+		}
+		if !dropped[t] {
+			kept = append(kept, t)
+		}
+	}
+	out := make([]int, 0, len(list)-len(dropped))
+	for _, t := range list {
+		if !dropped[t] {
+			out = append(out, t)
+		}
+	}
+	if g.pareto == nil {
+		g.pareto = map[string][]int{}
+	}
+	g.pareto[string(key)] = out
+	return out
 }
 
 func (p *Prepared) packTypes() *guideTypes {
@@ -220,6 +275,9 @@ func (s *solve) packProblem(classes []*class) (*bound.Problem, []packKind, []gui
 	maxRows, fineRows := s.guideRows, s.guideFineRows
 	if maxRows <= 0 {
 		maxRows, fineRows = maxGuideClasses, maxFineGuideClasses
+	}
+	for i, l := range lists {
+		lists[i] = pt.undominated(prob.Types, l)
 	}
 	rows, steps, finer := aggregate(members, listOf, lists, prob.Types, maxRows, fineRows)
 	s.guideStats = GuideStats{Classes: len(members), Rows: len(rows), GridSteps: steps, RoundingLoss: roundingLoss(rows), Attempts: 1}

@@ -81,6 +81,10 @@ func FuzzLowerOverheads(f *testing.F) {
 		if again := Lower(p); !reflect.DeepEqual(again, r) {
 			t.Fatalf("not deterministic: %+v then %+v", r, again)
 		}
-		checkAgainstBruteForce(t, p, r)
+		opt := checkAgainstBruteForce(t, p, r)
+		// The counting bounds alone (the joint cover among them) on the same extreme amounts.
+		if c := Lower(p, CountingOnly()); math.IsNaN(c.Value) || c.Value < 0 || c.Value > opt+1e-9 {
+			t.Fatalf("CountingOnly = %v, optimum %v\n%s", c.Value, opt, describe(p))
+		}
 	})
 }
