@@ -23,6 +23,9 @@ type Snapshot struct {
 	// NamespaceLabels holds the labels of namespaces, for pod affinity terms that select
 	// namespaces by label. A namespace missing here has no labels.
 	NamespaceLabels map[string]map[string]string
+	// Gangs are the PodGroups with a gang policy; pods name theirs in spec.schedulingGroup
+	// (gang.go).
+	Gangs []Gang
 }
 
 // NodePool is a NodePool as the solver needs it.

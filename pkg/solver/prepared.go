@@ -114,8 +114,17 @@ func prepareNodes(b *solve) *Prepared {
 // Unless opts.NoGuide, a second solve places the packable pods by the LP's patterns (guide.go),
 // and the cheaper plan wins: the one that leaves fewer pods unschedulable, then the one with the
 // lower price, first-fit on a tie. Pods that split into independent parts (components.go) are
-// solved part by part, each part choosing its own plan, and the parts' plans are joined.
+// solved part by part, each part choosing its own plan, and the parts' plans are joined. Pods of
+// gangs get capacity for their minCount together or not at all (gang.go).
 func (p *Prepared) Solve(pods []*corev1.Pod, opts Options) (*Plan, error) {
+	if gangs := p.gangsOf(pods, opts); gangs != nil {
+		return p.solveGangs(pods, opts, gangs)
+	}
+	return p.solvePods(pods, opts)
+}
+
+// solvePods is Solve without the gang layer (gang.go).
+func (p *Prepared) solvePods(pods []*corev1.Pod, opts Options) (*Plan, error) {
 	s := p.instantiate(pods, opts)
 	if !opts.NoGuide {
 		if parts := s.components(); parts != nil {

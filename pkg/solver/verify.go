@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,7 +20,9 @@ import (
 // pending pod is accounted for exactly once; every pod fits its node (allocatable, DaemonSet
 // overhead, host ports) and every option of its claim; its required node affinity, tolerations,
 // required pod affinity and anti-affinity (both directions) and DoNotSchedule topology spread
-// hold in the final placement; limits and reservations are respected. It is the reference the
+// hold in the final placement; limits and reservations are respected; a gang gets room for its
+// minCount (running pods counted) or for none of its pods, all in one domain of its topology
+// key when it has one. It is the reference the
 // solver is tested against; it is slow and simple on purpose.
 func Verify(snap *Snapshot, plan *Plan) error {
 	v := &verifier{snap: snap, plan: plan}
@@ -101,6 +104,7 @@ func (v *verifier) run() error {
 			}
 		}
 	}
+	v.gangs(placed)
 	for name, u := range used {
 		np := pools[name]
 		for i, lim := range np.HasLimit {
@@ -609,4 +613,57 @@ func carriesSpread(p *corev1.Pod, tsc corev1.TopologySpreadConstraint) bool {
 		}
 	}
 	return false
+}
+
+// gangs checks every gang of the snapshot: either none of its pending pods is placed, or those
+// placed and those running make its minCount; and with a topology key, the nodes of all of them
+// share one value of it.
+func (v *verifier) gangs(placed map[*corev1.Pod]*vnode) {
+	for _, g := range v.snap.Gangs {
+		key := g.Namespace + "/" + g.Name
+		var domains []string
+		count := func(vn *vnode) {
+			if g.TopologyKey == "" {
+				return
+			}
+			d, ok := vn.labels[g.TopologyKey]
+			if !ok {
+				d = "(no " + g.TopologyKey + ")"
+			}
+			if !slices.Contains(domains, d) {
+				domains = append(domains, d)
+			}
+		}
+		n := 0
+		for _, p := range v.snap.Pods {
+			if GangOf(p) != key {
+				continue
+			}
+			if vn := placed[p]; vn != nil {
+				n++
+				count(vn)
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		running := 0
+		for _, vn := range v.nodes {
+			if !vn.existing {
+				continue
+			}
+			for _, p := range vn.pods {
+				if GangOf(p) == key && !v.pending(p) {
+					running++
+					count(vn)
+				}
+			}
+		}
+		if n+running < g.MinCount {
+			v.fail("gang %s: %d pods placed and %d running, below its minCount %d", key, n, running, g.MinCount)
+		}
+		if len(domains) > 1 {
+			v.fail("gang %s spans %d values of %s: %v", key, len(domains), g.TopologyKey, domains)
+		}
+	}
 }

@@ -1,0 +1,408 @@
+package solver
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+)
+
+// Gangs. A PodGroup with a gang policy (scheduling.k8s.io PodGroup, spec.schedulingPolicy.gang)
+// is admitted by kube-scheduler only when minCount of its pods can run at once; capacity bought
+// for part of it waits, at full price, for the rest. So the solver gives a gang capacity for
+// at least minCount of its pods (those already running count) or for none of them, and when the
+// group has a topology constraint it puts every pod of the gang in one domain of the key, the
+// domain whose capacity costs least (running members fix it).
+//
+// It is a layer around the solve (solveGangs): each gang's domain is chosen by solving its pods
+// alone, pinned to each domain in turn (a node selector on a copy of each pod); then all pending
+// pods are solved together with the gangs pinned, and a gang that did not get its minCount there
+// (other pods took the room, or a limit) is taken out, its pods unschedulable with the reason of
+// a member that could not be placed, and the rest solved again.
+
+// Gang is a PodGroup with a gang policy.
+type Gang struct {
+	Namespace, Name string
+	// MinCount is how many of its pods must be able to run at once (spec.schedulingPolicy.gang.
+	// minCount).
+	MinCount int
+	// TopologyKey, when set, is the node label whose value every pod of the gang must share
+	// (spec.schedulingConstraints.topology[0].key).
+	TopologyKey string
+}
+
+// ReasonGang: the pod belongs to a gang that cannot get capacity for minCount of its pods at
+// once, in one domain of its topology key when it has one (Detail says why).
+const ReasonGang ReasonKind = "Gang"
+
+// GangOf returns the namespace/name of the PodGroup a pod names in spec.schedulingGroup, or "".
+func GangOf(pod *corev1.Pod) string {
+	if g := pod.Spec.SchedulingGroup; g != nil && g.PodGroupName != nil && *g.PodGroupName != "" {
+		return pod.Namespace + "/" + *g.PodGroupName
+	}
+	return ""
+}
+
+// gangRun is a gang as one solve sees it.
+type gangRun struct {
+	Gang
+	key     string        // namespace/name
+	pending []*corev1.Pod // its pending pods, in the order of the pods solved
+	running int           // its pods on nodes that stay
+	domain  string        // the domain its running pods fix ("" : none, or no key)
+	needed  int           // pods that must get capacity now: MinCount − running
+	failed  *Reason       // set once the gang cannot be given capacity
+}
+
+// gangsOf groups the pending pods that name a gang of the snapshot, and counts the gang's pods
+// already running on nodes that stay. Pods naming a PodGroup the snapshot has no gang for (a
+// basic policy, or a group the driver did not find) are ordinary pods.
+func (p *Prepared) gangsOf(pods []*corev1.Pod, opts Options) []*gangRun {
+	snap := p.base.snap
+	if len(snap.Gangs) == 0 {
+		return nil
+	}
+	byKey := map[string]*gangRun{}
+	for i := range snap.Gangs {
+		g := snap.Gangs[i]
+		byKey[g.Namespace+"/"+g.Name] = &gangRun{Gang: g, key: g.Namespace + "/" + g.Name}
+	}
+	var out []*gangRun
+	for _, pod := range pods {
+		g := byKey[GangOf(pod)]
+		if g == nil {
+			continue
+		}
+		if len(g.pending) == 0 {
+			out = append(out, g)
+		}
+		g.pending = append(g.pending, pod)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	excluded := map[string]bool{}
+	for _, n := range opts.ExcludeNodes {
+		excluded[n] = true
+	}
+	for i := range snap.Nodes {
+		n := &snap.Nodes[i]
+		if excluded[n.Name] || n.MarkedForDeletion {
+			continue
+		}
+		for _, pod := range n.Pods {
+			g := byKey[GangOf(pod)]
+			if g == nil || g.pending == nil {
+				continue
+			}
+			g.running++
+			if g.TopologyKey == "" {
+				continue
+			}
+			switch d, ok := n.Labels[g.TopologyKey]; {
+			case !ok && g.failed == nil:
+				g.failed = &Reason{Kind: ReasonGang, Detail: fmt.Sprintf("podgroup %s must share one value of %s, and its pod %s/%s runs on node %s, which has none",
+					g.key, g.TopologyKey, pod.Namespace, pod.Name, n.Name)}
+			case !ok:
+			case g.domain == "":
+				g.domain = d
+			case d != g.domain && g.failed == nil:
+				g.failed = &Reason{Kind: ReasonGang, Detail: fmt.Sprintf("podgroup %s must share one value of %s, and its running pods already have %s and %s",
+					g.key, g.TopologyKey, g.domain, d)}
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *gangRun) int { return strings.Compare(a.key, b.key) })
+	for _, g := range out {
+		g.needed = max(g.MinCount-g.running, 0)
+		if g.failed != nil {
+			continue
+		}
+		if len(g.pending) < g.needed {
+			g.failed = &Reason{Kind: ReasonGang, Detail: fmt.Sprintf("podgroup %s needs %d pods at once; %d are pending and %d running", g.key, g.MinCount, len(g.pending), g.running)}
+			continue
+		}
+		if g.TopologyKey == "" {
+			continue
+		}
+		// kube-scheduler puts the gang in one domain but judges each pod's own spread over that
+		// key among every domain; the solver would see only the pinned one. Such gangs are not
+		// planned (yet): they are refused, with the pod that spreads.
+		for _, pod := range g.pending {
+			for _, tsc := range pod.Spec.TopologySpreadConstraints {
+				if tsc.TopologyKey == g.TopologyKey && tsc.WhenUnsatisfiable != corev1.ScheduleAnyway {
+					g.failed = &Reason{Kind: ReasonGang, Detail: fmt.Sprintf("podgroup %s must share one value of %s, over which pod %s/%s spreads (maxSkew %d); tenon does not plan such gangs",
+						g.key, g.TopologyKey, pod.Namespace, pod.Name, tsc.MaxSkew)}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// solveGangs is Solve for pending pods among which some belong to gangs.
+func (p *Prepared) solveGangs(pods []*corev1.Pod, opts Options, gangs []*gangRun) (*Plan, error) {
+	inner := opts
+	inner.SkipBound = true
+	// The copies pinned to a domain stand for their pods in the plans; orig maps them back.
+	orig := map[*corev1.Pod]*corev1.Pod{}
+	pinned := map[*gangRun][]*corev1.Pod{}
+	for _, g := range gangs {
+		if g.failed != nil {
+			continue
+		}
+		switch {
+		case g.TopologyKey == "":
+			pinned[g] = g.pending
+		case g.domain != "":
+			pinned[g] = pin(g.pending, g.TopologyKey, g.domain, orig)
+		default:
+			if err := p.chooseDomain(g, inner, orig, pinned); err != nil {
+				return nil, err
+			}
+		}
+	}
+	inGang := map[*corev1.Pod]*gangRun{}
+	for _, g := range gangs {
+		for _, pod := range g.pending {
+			inGang[pod] = g
+		}
+	}
+	for {
+		var solve []*corev1.Pod
+		for _, pod := range pods {
+			g := inGang[pod]
+			if g == nil {
+				solve = append(solve, pod)
+			}
+		}
+		for _, g := range gangs {
+			if g.failed == nil {
+				solve = append(solve, pinned[g]...)
+			}
+		}
+		plan, err := p.solvePods(solve, opts)
+		if err != nil {
+			return nil, err
+		}
+		// A gang short of its minCount here lost room to the others: it is taken out, and the
+		// rest solved again without it.
+		again := false
+		for _, g := range gangs {
+			if g.failed != nil {
+				continue
+			}
+			if placed, why := gangPlaced(plan, pinned[g]); placed < g.needed {
+				g.failed = &Reason{Kind: ReasonGang, Detail: fmt.Sprintf("podgroup %s needs %d pods at once%s; only %d could be placed with the other pending pods: %s",
+					g.key, g.MinCount, inDomain(g), placed, why)}
+				again = true
+			}
+		}
+		if again {
+			continue
+		}
+		for _, g := range gangs {
+			if g.failed == nil {
+				continue
+			}
+			for _, pod := range g.pending {
+				plan.Unschedulable = append(plan.Unschedulable, Unschedulable{Pod: pod, Reasons: []Reason{*g.failed}})
+			}
+		}
+		restore(plan, orig)
+		return plan, nil
+	}
+}
+
+// chooseDomain picks, for a gang with a topology key and nothing running, the domain where
+// capacity for its pods costs least, solving them alone pinned to each domain; it records the
+// pinned copies, or why no domain holds the gang.
+func (p *Prepared) chooseDomain(g *gangRun, opts Options, orig map[*corev1.Pod]*corev1.Pod, pinned map[*gangRun][]*corev1.Pod) error {
+	values := p.domainValues(g.TopologyKey)
+	if len(values) == 0 {
+		g.failed = &Reason{Kind: ReasonGang, Detail: fmt.Sprintf("podgroup %s must share one value of %s, which no nodepool or node sets", g.key, g.TopologyKey)}
+		return nil
+	}
+	best, bestPrice, mostPlaced, why := "", 0.0, -1, ""
+	var bestPods []*corev1.Pod
+	for _, v := range values {
+		copies := pin(g.pending, g.TopologyKey, v, nil)
+		plan, err := p.solvePods(copies, opts)
+		if err != nil {
+			return err
+		}
+		placed, reason := gangPlaced(plan, copies)
+		if placed < g.needed {
+			if placed > mostPlaced {
+				mostPlaced, why = placed, fmt.Sprintf("%s=%s: %s", g.TopologyKey, v, reason)
+			}
+			continue
+		}
+		if best == "" || plan.Price < bestPrice-1e-9 {
+			best, bestPrice, bestPods = v, plan.Price, copies
+		}
+	}
+	if best == "" {
+		g.failed = &Reason{Kind: ReasonGang, Detail: fmt.Sprintf("podgroup %s needs %d pods at once in one domain of %s; no domain holds them (best %d, %s)",
+			g.key, g.MinCount, g.TopologyKey, max(mostPlaced, 0), why)}
+		return nil
+	}
+	g.domain = best
+	for i, c := range bestPods {
+		orig[c] = g.pending[i]
+	}
+	pinned[g] = bestPods
+	return nil
+}
+
+// domainValues lists, sorted, the values of a node label that capacity could have: the zones of
+// the snapshot for the zone label, else what the NodePools' labels and requirements (In) and the
+// instance types' labels say, and existing nodes' labels.
+func (p *Prepared) domainValues(key string) []string {
+	b := p.base
+	seen := map[string]bool{}
+	if key == apisv1.LabelZone {
+		for _, z := range b.zones {
+			seen[z] = true
+		}
+	}
+	for i := range b.snap.NodePools {
+		np := &b.snap.NodePools[i]
+		if v, ok := np.Labels[key]; ok {
+			seen[v] = true
+		}
+		if r, ok := np.Requirements.Get(key); ok && !r.IsComplement() {
+			for _, v := range r.Values() {
+				seen[v] = true
+			}
+		}
+	}
+	if b.typeKeys[key] {
+		for _, pl := range b.pools {
+			for _, t := range pl.types {
+				if r, ok := t.it.Requirements.Get(key); ok && !r.IsComplement() {
+					for _, v := range r.Values() {
+						seen[v] = true
+					}
+				}
+			}
+		}
+	}
+	for i := range b.snap.Nodes {
+		if v, ok := b.snap.Nodes[i].Labels[key]; ok {
+			seen[v] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// pin returns copies of pods that may only go where label key is value (a node selector), and
+// records each copy's pod in orig when orig is not nil.
+func pin(pods []*corev1.Pod, key, value string, orig map[*corev1.Pod]*corev1.Pod) []*corev1.Pod {
+	out := make([]*corev1.Pod, len(pods))
+	for i, pod := range pods {
+		c := pod.DeepCopy()
+		if c.Spec.NodeSelector == nil {
+			c.Spec.NodeSelector = map[string]string{}
+		}
+		if have, ok := c.Spec.NodeSelector[key]; !ok || have == value {
+			c.Spec.NodeSelector[key] = value
+		} else {
+			// The pod holds itself to another value: it cannot go to this domain. A required
+			// term for this one, beside its selector for the other, says so.
+			c.Spec.Affinity = withRequired(c.Spec.Affinity, key, value)
+		}
+		out[i] = c
+		if orig != nil {
+			orig[c] = pod
+		}
+	}
+	return out
+}
+
+// gangPlaced counts the pods of a gang (as solved) that the plan places, and names one that it
+// could not place, with its reasons.
+func gangPlaced(plan *Plan, pods []*corev1.Pod) (int, string) {
+	member := map[*corev1.Pod]bool{}
+	for _, pod := range pods {
+		member[pod] = true
+	}
+	placed := 0
+	for _, pl := range plan.Placements {
+		if member[pl.Pod] {
+			placed++
+		}
+	}
+	for _, c := range plan.Claims {
+		for _, pod := range c.Pods {
+			if member[pod] {
+				placed++
+			}
+		}
+	}
+	why := ""
+	for _, u := range plan.Unschedulable {
+		if member[u.Pod] {
+			why = fmt.Sprintf("pod %s/%s: %s", u.Pod.Namespace, u.Pod.Name, u.Message())
+			break
+		}
+	}
+	return placed, why
+}
+
+func inDomain(g *gangRun) string {
+	if g.TopologyKey == "" {
+		return ""
+	}
+	return fmt.Sprintf(" in %s=%s", g.TopologyKey, g.domain)
+}
+
+// restore puts the pods back in place of their pinned copies.
+func restore(plan *Plan, orig map[*corev1.Pod]*corev1.Pod) {
+	if len(orig) == 0 {
+		return
+	}
+	back := func(p *corev1.Pod) *corev1.Pod {
+		if o, ok := orig[p]; ok {
+			return o
+		}
+		return p
+	}
+	for i := range plan.Placements {
+		plan.Placements[i].Pod = back(plan.Placements[i].Pod)
+	}
+	for _, c := range plan.Claims {
+		for i := range c.Pods {
+			c.Pods[i] = back(c.Pods[i])
+		}
+	}
+	for i := range plan.Unschedulable {
+		plan.Unschedulable[i].Pod = back(plan.Unschedulable[i].Pod)
+	}
+}
+
+// withRequired returns aff with key In [value] added to every required node-affinity term (or
+// as the only term when there is none).
+func withRequired(aff *corev1.Affinity, key, value string) *corev1.Affinity {
+	req := corev1.NodeSelectorRequirement{Key: key, Operator: corev1.NodeSelectorOpIn, Values: []string{value}}
+	if aff == nil {
+		aff = &corev1.Affinity{}
+	}
+	if aff.NodeAffinity == nil {
+		aff.NodeAffinity = &corev1.NodeAffinity{}
+	}
+	sel := aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	if sel == nil || len(sel.NodeSelectorTerms) == 0 {
+		aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{req}}}}
+		return aff
+	}
+	for i := range sel.NodeSelectorTerms {
+		sel.NodeSelectorTerms[i].MatchExpressions = append(sel.NodeSelectorTerms[i].MatchExpressions, req)
+	}
+	return aff
+}

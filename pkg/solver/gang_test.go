@@ -1,0 +1,224 @@
+package solver
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"pgregory.net/rapid"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+)
+
+func inGang(name string) podOpt {
+	return func(p *corev1.Pod) {
+		p.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &name}
+	}
+}
+
+// gpuPool is an on-demand pool of GPU families, tainted as GPU pools are.
+func gpuPool(t testing.TB, opts ...func(*NodePool)) NodePool {
+	return nodePool("gpu", aws(t).Types, onDemand(scheduling.In(apisv1.LabelInstanceCategory, "p", "g")), append([]func(*NodePool){func(p *NodePool) {
+		p.Taints = []corev1.Taint{{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule}}
+	}}, opts...)...)
+}
+
+func gangPods(n int, gang string) []*corev1.Pod {
+	return pods(n, "40", "400Gi", gpus(8), tolerate("nvidia.com/gpu"), inGang(gang))
+}
+
+// claimsDomain returns the value of key every claim of the plan holding a pod of gang is pinned
+// to, failing when they disagree or one is not pinned.
+func claimsDomain(t *testing.T, plan *Plan, gang, key string) string {
+	t.Helper()
+	domain := ""
+	for _, c := range plan.Claims {
+		if len(c.Pods) == 0 || GangOf(c.Pods[0]) != "default/"+gang {
+			continue
+		}
+		r, ok := c.Requirements.Get(key)
+		if !ok || len(r.Values()) != 1 {
+			t.Fatalf("claim %s is not pinned to one value of %s: %v", c.Hostname, key, c.Requirements)
+		}
+		if domain != "" && r.Values()[0] != domain {
+			t.Fatalf("claims of the gang in %s and %s", domain, r.Values()[0])
+		}
+		domain = r.Values()[0]
+	}
+	return domain
+}
+
+// TestGangInOneZone: four 8-GPU pods of a gang with a zone constraint get four nodes in one zone.
+func TestGangInOneZone(t *testing.T) {
+	snap := &Snapshot{
+		NodePools: []NodePool{gpuPool(t)},
+		Pods:      gangPods(4, "train"),
+		Gangs:     []Gang{{Namespace: "default", Name: "train", MinCount: 4, TopologyKey: apisv1.LabelZone}},
+	}
+	plan := solveOK(t, snap)
+	if len(plan.Unschedulable) != 0 || len(plan.Claims) != 4 {
+		t.Fatalf("%d claims, unschedulable %v: want four claims for the gang", len(plan.Claims), plan.Unschedulable)
+	}
+	if d := claimsDomain(t, plan, "train", apisv1.LabelZone); d == "" {
+		t.Fatal("no zone")
+	}
+}
+
+// TestGangNoDomainHoldsItBuysNothing: a gang of four that no zone can hold (the pool may launch
+// three nodes) buys nothing, and every member says why.
+func TestGangNoDomainHoldsItBuysNothing(t *testing.T) {
+	snap := &Snapshot{
+		NodePools: []NodePool{gpuPool(t, func(p *NodePool) { p.NodeLimit = 3 })},
+		Pods:      gangPods(4, "train"),
+		Gangs:     []Gang{{Namespace: "default", Name: "train", MinCount: 4, TopologyKey: apisv1.LabelZone}},
+	}
+	plan := solveOK(t, snap)
+	if len(plan.Claims) != 0 || len(plan.Unschedulable) != 4 {
+		t.Fatalf("%d claims, %d unschedulable: want none bought and four unschedulable", len(plan.Claims), len(plan.Unschedulable))
+	}
+	for _, u := range plan.Unschedulable {
+		if u.Reasons[0].Kind != ReasonGang || !strings.Contains(u.Message(), "default/train") || !strings.Contains(u.Message(), "limit") {
+			t.Fatalf("reason %q: want the gang named and the limit of the member that could not be placed", u.Message())
+		}
+	}
+	// Without the zone constraint it is the same: the limit holds three of four anywhere.
+	snap.Gangs[0].TopologyKey = ""
+	if plan := solveOK(t, snap); len(plan.Claims) != 0 || len(plan.Unschedulable) != 4 {
+		t.Fatalf("without a key: %d claims, %d unschedulable", len(plan.Claims), len(plan.Unschedulable))
+	}
+}
+
+// TestGangTooFewPods: a gang whose minCount is more than its pods buys nothing.
+func TestGangTooFewPods(t *testing.T) {
+	snap := &Snapshot{
+		NodePools: []NodePool{gpuPool(t)},
+		Pods:      gangPods(3, "train"),
+		Gangs:     []Gang{{Namespace: "default", Name: "train", MinCount: 5}},
+	}
+	plan := solveOK(t, snap)
+	if len(plan.Claims) != 0 || len(plan.Unschedulable) != 3 || !strings.Contains(plan.Unschedulable[0].Message(), "needs 5 pods at once; 3 are pending") {
+		t.Fatalf("%d claims, unschedulable %v", len(plan.Claims), plan.Unschedulable)
+	}
+}
+
+// TestGangRunningMembersCount: two members already run in us-east-1b; the other two of a
+// minCount of four go there too, and a minCount of two is met by the running ones alone.
+func TestGangRunningMembersCount(t *testing.T) {
+	running := gangPods(2, "train")
+	var alloc scheduling.Resources
+	alloc[scheduling.CPU], alloc[scheduling.Memory], alloc[scheduling.Pods], alloc[scheduling.NvidiaGPU] = 192_000, 2000<<30, 100, 16
+	node := Node{Name: "gpu-node", Labels: map[string]string{apisv1.LabelZone: "us-east-1b", apisv1.LabelHostname: "gpu-node"},
+		Allocatable: alloc, Initialized: true, Pods: running}
+	snap := &Snapshot{
+		NodePools: []NodePool{gpuPool(t)},
+		Nodes:     []Node{node},
+		Pods:      gangPods(2, "train"),
+		Gangs:     []Gang{{Namespace: "default", Name: "train", MinCount: 4, TopologyKey: apisv1.LabelZone}},
+	}
+	plan := solveOK(t, snap)
+	if len(plan.Unschedulable) != 0 || claimsDomain(t, plan, "train", apisv1.LabelZone) != "us-east-1b" {
+		t.Fatalf("unschedulable %v: want the pending members beside the running ones", plan.Unschedulable)
+	}
+}
+
+// TestGangLosesRoomToOthers: when the pool's limit leaves room for only part of a gang beside
+// the other pending pods, the gang gets none, not part, and the others keep theirs. First-fit
+// alone (NoGuide) places the larger other pods first; the guided packing would find that the
+// gang and one other pod cost less, which is as valid.
+func TestGangLosesRoomToOthers(t *testing.T) {
+	others := pods(2, "150", "1000Gi", gpus(8), tolerate("nvidia.com/gpu"))
+	snap := &Snapshot{
+		NodePools: []NodePool{gpuPool(t, func(p *NodePool) { p.NodeLimit = 3 })},
+		Pods:      append(others, gangPods(2, "train")...),
+		Gangs:     []Gang{{Namespace: "default", Name: "train", MinCount: 2}},
+	}
+	plan, err := Solve(snap, Options{NoGuide: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(snap, plan); err != nil {
+		t.Fatal(err)
+	}
+	gangUnsched := 0
+	for _, u := range plan.Unschedulable {
+		if GangOf(u.Pod) == "default/train" {
+			gangUnsched++
+		}
+	}
+	if gangUnsched != 2 || len(plan.Claims) != 2 {
+		t.Fatalf("%d claims, unschedulable %v: want the two others bought for and the gang left whole", len(plan.Claims), plan.Unschedulable)
+	}
+}
+
+// TestGangCheapestDomain: a gang keyed on a label two NodePools set to different values goes
+// to the cheaper one's domain, though the dearer pool weighs more.
+func TestGangCheapestDomain(t *testing.T) {
+	its := aws(t).Types
+	rack := func(name, value string, reqs scheduling.Requirements, weight int32) NodePool {
+		return nodePool(name, its, reqs, func(p *NodePool) { p.Labels = map[string]string{"example.com/rack": value}; p.Weight = weight })
+	}
+	snap := &Snapshot{
+		NodePools: []NodePool{
+			rack("dear", "a", onDemand(scheduling.In(apisv1.LabelInstanceFamily, "m5")), 10),
+			rack("cheap", "b", onDemand(scheduling.In(apisv1.LabelInstanceFamily, "c5")), 0),
+		},
+		Pods:  pods(3, "7", "8Gi", inGang("job")),
+		Gangs: []Gang{{Namespace: "default", Name: "job", MinCount: 3, TopologyKey: "example.com/rack"}},
+	}
+	plan := solveOK(t, snap)
+	if len(plan.Unschedulable) != 0 {
+		t.Fatalf("unschedulable %v", plan.Unschedulable)
+	}
+	for _, c := range plan.Claims {
+		if c.NodePool != "dear" {
+			continue
+		}
+		t.Fatalf("claim %s in the dearer rack (a, pool dear)", c.Hostname)
+	}
+	// An ordinary pod of the same shape goes to the heavier pool, as first-fit wants.
+	solo := solveOK(t, &Snapshot{NodePools: snap.NodePools, Pods: pods(1, "7", "8Gi")})
+	if solo.Claims[0].NodePool != "dear" {
+		t.Fatalf("the ordinary pod went to %s", solo.Claims[0].NodePool)
+	}
+}
+
+// TestPropertyGangsWholeOrNothing: on random snapshots with random gangs (minCounts up to
+// more than their pods, a zone key or none), every plan is valid, Verify included: each gang is
+// placed for its minCount (running members counted) in one zone, or not at all.
+func TestPropertyGangsWholeOrNothing(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		snap := drawSnapshot(t)
+		for g := range rapid.IntRange(1, 3).Draw(t, "gangs") {
+			name := fmt.Sprintf("gang-%d", g)
+			gang := Gang{Namespace: "default", Name: name, MinCount: rapid.IntRange(1, 5).Draw(t, "minCount")}
+			if rapid.Bool().Draw(t, "zoned") {
+				gang.TopologyKey = apisv1.LabelZone
+			}
+			snap.Gangs = append(snap.Gangs, gang)
+			for range rapid.IntRange(0, 4).Draw(t, "members") {
+				p := drawPod(t, 5000+len(snap.Pods))
+				p.Namespace = "default"
+				inGang(name)(p)
+				snap.Pods = append(snap.Pods, p)
+			}
+		}
+		// Some running pods of the nodes join a gang too.
+		for i := range snap.Nodes {
+			for _, p := range snap.Nodes[i].Pods {
+				if rapid.IntRange(0, 3).Draw(t, "runningMember") == 0 {
+					p.Namespace = "default"
+					inGang(fmt.Sprintf("gang-%d", rapid.IntRange(0, len(snap.Gangs)-1).Draw(t, "which")))(p)
+				}
+			}
+		}
+		plan, err := Solve(snap, Options{SkipBound: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Verify(snap, plan); err != nil {
+			t.Fatalf("invalid plan: %v\n%s", err, describe(plan))
+		}
+	})
+}
