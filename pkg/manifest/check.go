@@ -9,10 +9,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -168,6 +170,34 @@ func checkPriorityClass(p *schedulingv1.PriorityClass) field.ErrorList {
 	}
 	if p.Value > maxUserPriority {
 		errs = append(errs, field.Forbidden(field.NewPath("value"), "maximum allowed value of a user defined priority is 1000000000"))
+	}
+	return errs
+}
+
+// checkPodGroup checks what the API server's validation of a PodGroup says of the fields tenon
+// reads: exactly one scheduling policy, a gang's minCount of at least one, and at most one
+// topology constraint whose key is a label key.
+func checkPodGroup(pg *schedulingv1alpha3.PodGroup) field.ErrorList {
+	var errs field.ErrorList
+	policy := field.NewPath("spec", "schedulingPolicy")
+	switch sp := pg.Spec.SchedulingPolicy; {
+	case sp.Basic != nil && sp.Gang != nil:
+		errs = append(errs, field.Invalid(policy, "basic and gang", "exactly one of basic and gang must be set"))
+	case sp.Basic == nil && sp.Gang == nil:
+		errs = append(errs, field.Required(policy, "exactly one of basic and gang must be set"))
+	case sp.Gang != nil && sp.Gang.MinCount < 1:
+		errs = append(errs, field.Invalid(policy.Child("gang", "minCount"), sp.Gang.MinCount, "must be at least 1"))
+	}
+	if c := pg.Spec.SchedulingConstraints; c != nil {
+		topo := field.NewPath("spec", "schedulingConstraints", "topology")
+		if len(c.Topology) > 1 {
+			errs = append(errs, field.TooMany(topo, len(c.Topology), 1))
+		}
+		for i, t := range c.Topology {
+			for _, msg := range validation.IsQualifiedName(t.Key) {
+				errs = append(errs, field.Invalid(topo.Index(i).Child("key"), t.Key, msg))
+			}
+		}
 	}
 	return errs
 }

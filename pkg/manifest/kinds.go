@@ -8,6 +8,7 @@ import (
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	storagev1 "k8s.io/api/storage/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -70,6 +71,9 @@ var kinds = map[schema.GroupVersionKind]kind{
 		func() runtime.Object { return &corev1.PersistentVolumeClaim{} }, noCheck},
 	corev1.SchemeGroupVersion.WithKind("PersistentVolume"): {false, apivalidation.NameIsDNSSubdomain,
 		func() runtime.Object { return &corev1.PersistentVolume{} }, noCheck},
+	schedulingv1alpha3.SchemeGroupVersion.WithKind("PodGroup"): {true, apivalidation.NameIsDNSSubdomain,
+		func() runtime.Object { return &schedulingv1alpha3.PodGroup{} },
+		func(o runtime.Object) field.ErrorList { return checkPodGroup(o.(*schedulingv1alpha3.PodGroup)) }},
 	nodev1.SchemeGroupVersion.WithKind("RuntimeClass"): {false, apivalidation.NameIsDNSSubdomain,
 		func() runtime.Object { return &nodev1.RuntimeClass{} },
 		func(o runtime.Object) field.ErrorList { return checkRuntimeClass(o.(*nodev1.RuntimeClass)) }},

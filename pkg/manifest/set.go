@@ -8,6 +8,7 @@ import (
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -34,10 +35,13 @@ type Set struct {
 	// order of the items of a List.
 	Objects []Object
 
-	NodePools            []*karpv1.NodePool
-	Namespaces           []*corev1.Namespace
-	Nodes                []*corev1.Node
-	PriorityClasses      []*schedulingv1.PriorityClass
+	NodePools       []*karpv1.NodePool
+	Namespaces      []*corev1.Namespace
+	Nodes           []*corev1.Node
+	PriorityClasses []*schedulingv1.PriorityClass
+	// PodGroups group pods (spec.schedulingGroup) for kube-scheduler's workload-aware
+	// scheduling: a gang policy admits them together.
+	PodGroups            []*schedulingv1alpha3.PodGroup
 	PodDisruptionBudgets []*policyv1.PodDisruptionBudget
 	// RuntimeClasses give the pods that name one their overhead and scheduling constraints, as
 	// the RuntimeClass admission plugin does (see DefaultPod).
@@ -80,6 +84,8 @@ func (s *Set) add(src Source, obj runtime.Object) {
 		s.Nodes = append(s.Nodes, o)
 	case *schedulingv1.PriorityClass:
 		s.PriorityClasses = append(s.PriorityClasses, o)
+	case *schedulingv1alpha3.PodGroup:
+		s.PodGroups = append(s.PodGroups, o)
 	case *policyv1.PodDisruptionBudget:
 		s.PodDisruptionBudgets = append(s.PodDisruptionBudgets, o)
 	case *nodev1.RuntimeClass:

@@ -57,6 +57,7 @@ var (
 		{Group: "batch", Kind: "CronJob"}, {Group: "scheduling.k8s.io", Kind: "PriorityClass"},
 		{Group: "node.k8s.io", Kind: "RuntimeClass"}, {Group: "storage.k8s.io", Kind: "StorageClass"},
 		{Kind: "PersistentVolumeClaim"}, {Kind: "PersistentVolume"}, v1alpha1.NodeOverlayGroupKind,
+		{Group: "scheduling.k8s.io", Kind: "PodGroup"},
 	}
 	existingKinds = []schema.GroupKind{
 		{Kind: "Node"}, {Kind: "Pod"}, {Kind: "Namespace"}, {Group: "scheduling.k8s.io", Kind: "PriorityClass"},
@@ -153,6 +154,11 @@ func Build(work, existing *manifest.Set, opts Options) (*Input, error) {
 			continue
 		}
 		snap.NodePools = append(snap.NodePools, sp)
+	}
+	for _, pg := range work.PodGroups {
+		if g, ok := snapshot.Gang(pg); ok {
+			snap.Gangs = append(snap.Gangs, g)
+		}
 	}
 	for _, ds := range work.DaemonSets {
 		snap.DaemonSets = append(snap.DaemonSets, solver.DaemonSet{Namespace: ds.Namespace, Name: ds.Name, Pod: work.DaemonSetPod(ds)})

@@ -29,6 +29,20 @@ type Result struct {
 	// Bound says how far the proof of LowerBound got, when it was cut short by its budget or
 	// proven on merged classes (absent otherwise: the bound is the LP's over the pods as they are).
 	Bound *Bound `json:"bound,omitempty"`
+	// Gangs are the PodGroups with a gang policy and pending pods: what each got.
+	Gangs []Gang `json:"gangs,omitempty"`
+}
+
+// Gang is what a PodGroup with a gang policy got: capacity for Placed of its Pending pods in
+// Domain (key=value, when the group has a topology constraint), or none, and why.
+type Gang struct {
+	Name     string `json:"name"`
+	MinCount int    `json:"minCount"`
+	Pending  int    `json:"pending"`
+	Running  int    `json:"running"`
+	Placed   int    `json:"placed"`
+	Domain   string `json:"domain,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 }
 
 // Bound is how tight the lower bound got.
@@ -104,6 +118,13 @@ func NewResult(p *solver.Plan, rejected ...solver.Unschedulable) *Result {
 			cl.Requests[string(name)] = q.String()
 		}
 		r.Claims = append(r.Claims, cl)
+	}
+	for _, g := range p.Gangs {
+		out := Gang{Name: g.Namespace + "/" + g.Name, MinCount: g.MinCount, Pending: g.Pending, Running: g.Running, Placed: g.Placed, Domain: g.Domain}
+		if g.Reason != nil {
+			out.Reason = g.Reason.String()
+		}
+		r.Gangs = append(r.Gangs, out)
 	}
 	r.Placements = make([]Placement, 0, len(p.Placements))
 	for _, pl := range p.Placements {
@@ -182,6 +203,19 @@ func (r *Result) WriteTable(w io.Writer) error {
 			fmt.Fprintf(w, " %s (%d)", n, byNode[n])
 		}
 		fmt.Fprintln(w)
+	}
+	if len(r.Gangs) > 0 {
+		fmt.Fprintf(w, "\ngangs:\n")
+		for _, g := range r.Gangs {
+			switch {
+			case g.Reason != "":
+				fmt.Fprintf(w, "  %s (minCount %d): no capacity for its %d pending pods\n", g.Name, g.MinCount, g.Pending)
+			case g.Domain != "":
+				fmt.Fprintf(w, "  %s (minCount %d): %d of %d pending pods placed, %d running, in %s\n", g.Name, g.MinCount, g.Placed, g.Pending, g.Running, g.Domain)
+			default:
+				fmt.Fprintf(w, "  %s (minCount %d): %d of %d pending pods placed, %d running\n", g.Name, g.MinCount, g.Placed, g.Pending, g.Running)
+			}
+		}
 	}
 	if len(r.Unschedulable) > 0 {
 		fmt.Fprintf(w, "\n%d pods cannot be scheduled:\n", len(r.Unschedulable))

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
@@ -245,4 +246,18 @@ func StaticClaim(np *apisv1.NodePool, its []*catalog.InstanceType) (*solver.Clai
 		cl.InstanceTypes = append(cl.InstanceTypes, r.Type)
 	}
 	return cl, nil
+}
+
+// Gang returns the solver's gang of a PodGroup with a gang scheduling policy, and false for a
+// PodGroup with another policy (its pods are scheduled one by one).
+func Gang(pg *schedulingv1alpha3.PodGroup) (solver.Gang, bool) {
+	gang := pg.Spec.SchedulingPolicy.Gang
+	if gang == nil {
+		return solver.Gang{}, false
+	}
+	g := solver.Gang{Namespace: pg.Namespace, Name: pg.Name, MinCount: int(gang.MinCount)}
+	if c := pg.Spec.SchedulingConstraints; c != nil && len(c.Topology) > 0 {
+		g.TopologyKey = c.Topology[0].Key
+	}
+	return g, true
 }

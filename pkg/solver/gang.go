@@ -206,12 +206,18 @@ func (p *Prepared) solveGangs(pods []*corev1.Pod, opts Options, gangs []*gangRun
 			continue
 		}
 		for _, g := range gangs {
+			out := GangOutcome{Gang: g.Gang, Pending: len(g.pending), Running: g.running, Reason: g.failed}
 			if g.failed == nil {
-				continue
+				out.Placed, _ = gangPlaced(plan, pinned[g])
+				if g.TopologyKey != "" {
+					out.Domain = g.TopologyKey + "=" + g.domain
+				}
+			} else {
+				for _, pod := range g.pending {
+					plan.Unschedulable = append(plan.Unschedulable, Unschedulable{Pod: pod, Reasons: []Reason{*g.failed}})
+				}
 			}
-			for _, pod := range g.pending {
-				plan.Unschedulable = append(plan.Unschedulable, Unschedulable{Pod: pod, Reasons: []Reason{*g.failed}})
-			}
+			plan.Gangs = append(plan.Gangs, out)
 		}
 		restore(plan, orig)
 		return plan, nil

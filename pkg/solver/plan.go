@@ -32,6 +32,18 @@ type Plan struct {
 	Guide GuideStats
 	// Bound says how far the proof of LowerBound got (zero with SkipBound).
 	Bound BoundStats
+	// Gangs says what each gang with pending pods got (gang.go), in order of their names.
+	Gangs []GangOutcome
+}
+
+// GangOutcome is what a gang got: capacity for Placed of its pending pods (with Running, at
+// least its MinCount) in Domain (key=value, "" without a topology key), or none, and why
+// (Reason).
+type GangOutcome struct {
+	Gang
+	Pending, Placed, Running int
+	Domain                   string
+	Reason                   *Reason
 }
 
 // Placement is a pod placed on an existing node or in-flight claim.
