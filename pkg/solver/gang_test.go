@@ -222,3 +222,24 @@ func TestPropertyGangsWholeOrNothing(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkSolveGangs: training jobs as gangs (each 2–16 pods of 1–8 GPUs, half of them held to
+// one zone) beside 2,000 distinct web pods, on the AWS catalog's GPU and c/m/r pools.
+func BenchmarkSolveGangs(b *testing.B) {
+	for _, n := range []int{10, 50} {
+		b.Run(fmt.Sprintf("gangs=%d", n), func(b *testing.B) {
+			snap := &Snapshot{NodePools: distinctPools(b, "gpu"), Pods: distinctPods("web", 2000, 7)}
+			for g := range n {
+				name := fmt.Sprintf("job-%d", g)
+				gang := Gang{Namespace: "default", Name: name, MinCount: 2 + g%15}
+				if g%2 == 0 {
+					gang.TopologyKey = apisv1.LabelZone
+				}
+				snap.Gangs = append(snap.Gangs, gang)
+				gpu := 1 << (g % 4)
+				snap.Pods = append(snap.Pods, pods(gang.MinCount, fmt.Sprint(3*gpu), fmt.Sprintf("%dGi", 24*gpu), gpus(gpu), tolerate("nvidia.com/gpu"), inGang(name))...)
+			}
+			benchSolve(b, snap)
+		})
+	}
+}
