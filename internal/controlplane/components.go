@@ -56,12 +56,23 @@ func mergeArgs(defaults, extra []string) []string {
 		override[name(a)] = true
 	}
 	out := make([]string, 0, len(defaults)+len(extra))
+	var gates []string // the defaults' feature gates, kept under the extra ones
 	for _, a := range defaults {
-		if !override[name(a)] {
+		switch {
+		case name(a) == "--feature-gates" && override[name(a)]:
+			gates = append(gates, strings.TrimPrefix(a, "--feature-gates="))
+		case !override[name(a)]:
 			out = append(out, a)
 		}
 	}
-	return append(out, extra...)
+	for _, a := range extra {
+		if name(a) == "--feature-gates" && len(gates) > 0 {
+			// Feature gates add up: a later setting of one gate wins.
+			a = "--feature-gates=" + strings.Join(append(gates, strings.TrimPrefix(a, "--feature-gates=")), ",")
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 func (c *ControlPlane) etcdSpec() spec {
@@ -87,6 +98,12 @@ func (c *ControlPlane) etcdSpec() spec {
 		},
 	}
 }
+
+// WorkloadFeatureGates are the Kubernetes feature gates the control plane runs with for
+// workload-aware scheduling: PodGroups (GenericWorkload, beta and off by default in 1.37) and
+// kube-scheduler's placement of a group in one domain of its topology key
+// (TopologyAwareWorkloadScheduling, alpha). Gang scheduling comes with GenericWorkload.
+const WorkloadFeatureGates = "GenericWorkload=true,TopologyAwareWorkloadScheduling=true"
 
 func (c *ControlPlane) apiserverSpec(etcdPort int) spec {
 	f := c.files
@@ -114,6 +131,10 @@ func (c *ControlPlane) apiserverSpec(etcdPort int) spec {
 				"--disable-admission-plugins=ServiceAccount",
 				"--allow-privileged=true",
 				"--profiling=false",
+				// PodGroups and gang scheduling (scheduling.k8s.io/v1beta1 in 1.37, the version
+				// kube-scheduler watches), which tenon plans by.
+				"--feature-gates=" + WorkloadFeatureGates,
+				"--runtime-config=scheduling.k8s.io/v1beta1=true",
 			}
 		},
 		probe: func(port int) probe {
@@ -126,7 +147,7 @@ func (c *ControlPlane) schedulerSpec() spec {
 	return spec{
 		name: Scheduler,
 		args: func(port int) []string {
-			return append(c.componentServingArgs(Scheduler, port), "--leader-elect=false")
+			return append(c.componentServingArgs(Scheduler, port), "--leader-elect=false", "--feature-gates="+WorkloadFeatureGates)
 		},
 		probe: func(port int) probe {
 			return probe{url: fmt.Sprintf("https://127.0.0.1:%d/readyz", port), client: c.servingClient}

@@ -12,6 +12,12 @@ func TestMergeArgs(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("mergeArgs = %v, want %v", got, want)
 	}
+	// Feature gates add up, the extra ones last (a later setting of a gate wins).
+	got = mergeArgs([]string{"--feature-gates=GenericWorkload=true", "--a=1"}, []string{"--feature-gates=WatchList=false,GenericWorkload=false"})
+	want = []string{"--a=1", "--feature-gates=GenericWorkload=true,WatchList=false,GenericWorkload=false"}
+	if !slices.Equal(got, want) {
+		t.Errorf("mergeArgs = %v, want %v", got, want)
+	}
 }
 
 func TestLineWriterPrefixesWholeLines(t *testing.T) {

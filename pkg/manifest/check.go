@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
-	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
@@ -177,7 +177,7 @@ func checkPriorityClass(p *schedulingv1.PriorityClass) field.ErrorList {
 // checkPodGroup checks what the API server's validation of a PodGroup says of the fields tenon
 // reads: exactly one scheduling policy, a gang's minCount of at least one, and at most one
 // topology constraint whose key is a label key.
-func checkPodGroup(pg *schedulingv1alpha3.PodGroup) field.ErrorList {
+func checkPodGroup(pg *schedulingv1beta1.PodGroup) field.ErrorList {
 	var errs field.ErrorList
 	policy := field.NewPath("spec", "schedulingPolicy")
 	switch sp := pg.Spec.SchedulingPolicy; {

@@ -9,6 +9,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	storagev1 "k8s.io/api/storage/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -71,9 +72,15 @@ var kinds = map[schema.GroupVersionKind]kind{
 		func() runtime.Object { return &corev1.PersistentVolumeClaim{} }, noCheck},
 	corev1.SchemeGroupVersion.WithKind("PersistentVolume"): {false, apivalidation.NameIsDNSSubdomain,
 		func() runtime.Object { return &corev1.PersistentVolume{} }, noCheck},
+	schedulingv1beta1.SchemeGroupVersion.WithKind("PodGroup"): {true, apivalidation.NameIsDNSSubdomain,
+		func() runtime.Object { return &schedulingv1beta1.PodGroup{} },
+		func(o runtime.Object) field.ErrorList { return checkPodGroup(o.(*schedulingv1beta1.PodGroup)) }},
+	// The alpha version (Kubernetes 1.35–1.36) has the same fields; it is read as the beta one.
 	schedulingv1alpha3.SchemeGroupVersion.WithKind("PodGroup"): {true, apivalidation.NameIsDNSSubdomain,
 		func() runtime.Object { return &schedulingv1alpha3.PodGroup{} },
-		func(o runtime.Object) field.ErrorList { return checkPodGroup(o.(*schedulingv1alpha3.PodGroup)) }},
+		func(o runtime.Object) field.ErrorList {
+			return checkPodGroup(betaPodGroup(o.(*schedulingv1alpha3.PodGroup)))
+		}},
 	nodev1.SchemeGroupVersion.WithKind("RuntimeClass"): {false, apivalidation.NameIsDNSSubdomain,
 		func() runtime.Object { return &nodev1.RuntimeClass{} },
 		func(o runtime.Object) field.ErrorList { return checkRuntimeClass(o.(*nodev1.RuntimeClass)) }},
@@ -93,4 +100,24 @@ func knownGroupKind(gk schema.GroupKind) bool {
 		}
 	}
 	return false
+}
+
+// betaPodGroup is an alpha PodGroup as the beta one: the fields tenon reads (the scheduling
+// policy, the topology constraint) are the same in both versions.
+func betaPodGroup(a *schedulingv1alpha3.PodGroup) *schedulingv1beta1.PodGroup {
+	b := &schedulingv1beta1.PodGroup{ObjectMeta: a.ObjectMeta}
+	b.APIVersion, b.Kind = schedulingv1beta1.SchemeGroupVersion.String(), "PodGroup"
+	if a.Spec.SchedulingPolicy.Basic != nil {
+		b.Spec.SchedulingPolicy.Basic = &schedulingv1beta1.BasicSchedulingPolicy{}
+	}
+	if g := a.Spec.SchedulingPolicy.Gang; g != nil {
+		b.Spec.SchedulingPolicy.Gang = &schedulingv1beta1.GangSchedulingPolicy{MinCount: g.MinCount}
+	}
+	if c := a.Spec.SchedulingConstraints; c != nil {
+		b.Spec.SchedulingConstraints = &schedulingv1beta1.PodGroupSchedulingConstraints{}
+		for _, t := range c.Topology {
+			b.Spec.SchedulingConstraints.Topology = append(b.Spec.SchedulingConstraints.Topology, schedulingv1beta1.TopologyConstraint{Key: t.Key})
+		}
+	}
+	return b
 }

@@ -9,6 +9,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -40,8 +41,9 @@ type Set struct {
 	Nodes           []*corev1.Node
 	PriorityClasses []*schedulingv1.PriorityClass
 	// PodGroups group pods (spec.schedulingGroup) for kube-scheduler's workload-aware
-	// scheduling: a gang policy admits them together.
-	PodGroups            []*schedulingv1alpha3.PodGroup
+	// scheduling: a gang policy admits them together. Both versions are here as the beta one
+	// (scheduling.k8s.io/v1beta1, Kubernetes 1.37).
+	PodGroups            []*schedulingv1beta1.PodGroup
 	PodDisruptionBudgets []*policyv1.PodDisruptionBudget
 	// RuntimeClasses give the pods that name one their overhead and scheduling constraints, as
 	// the RuntimeClass admission plugin does (see DefaultPod).
@@ -84,8 +86,10 @@ func (s *Set) add(src Source, obj runtime.Object) {
 		s.Nodes = append(s.Nodes, o)
 	case *schedulingv1.PriorityClass:
 		s.PriorityClasses = append(s.PriorityClasses, o)
-	case *schedulingv1alpha3.PodGroup:
+	case *schedulingv1beta1.PodGroup:
 		s.PodGroups = append(s.PodGroups, o)
+	case *schedulingv1alpha3.PodGroup:
+		s.PodGroups = append(s.PodGroups, betaPodGroup(o))
 	case *policyv1.PodDisruptionBudget:
 		s.PodDisruptionBudgets = append(s.PodDisruptionBudgets, o)
 	case *nodev1.RuntimeClass:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -205,6 +206,20 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 	o.Planned = nodeoverlay.Decorate(o.Measured, o.Overlays)
 	if err := o.Cluster.Register(ctx, mgr.GetCache()); err != nil {
 		return nil, err
+	}
+	// PodGroups exist only where the API server serves them (GenericWorkload): their gangs are
+	// planned together where it does, their pods as ordinary pods elsewhere.
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating the discovery client: %w", err)
+	}
+	if served, err := state.PodGroupsServed(disc); err != nil {
+		return nil, err
+	} else if served {
+		if err := o.Cluster.RegisterPodGroups(ctx, mgr.GetCache()); err != nil {
+			return nil, err
+		}
+		log.Info("planning PodGroups' gangs", "api", "scheduling.k8s.io/v1beta1")
 	}
 	if _, err := metrics.Register(mgr, metrics.Deps{Cluster: o.Cluster, Informers: mgr.GetCache(), Cloud: o.Measured}, opts.Metrics); err != nil {
 		return nil, err

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
@@ -248,9 +248,10 @@ func StaticClaim(np *apisv1.NodePool, its []*catalog.InstanceType) (*solver.Clai
 	return cl, nil
 }
 
-// Gang returns the solver's gang of a PodGroup with a gang scheduling policy, and false for a
-// PodGroup with another policy (its pods are scheduled one by one).
-func Gang(pg *schedulingv1alpha3.PodGroup) (solver.Gang, bool) {
+// Gang returns the solver's gang of a PodGroup (scheduling.k8s.io/v1beta1, as Kubernetes 1.37
+// serves it) with a gang scheduling policy, and false for a PodGroup with another policy (its
+// pods are scheduled one by one).
+func Gang(pg *schedulingv1beta1.PodGroup) (solver.Gang, bool) {
 	gang := pg.Spec.SchedulingPolicy.Gang
 	if gang == nil {
 		return solver.Gang{}, false

@@ -9,9 +9,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/utils/clock"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/snapshot"
+	"github.com/tenon-sh/tenon/pkg/solver"
 )
 
 // NominationTTL is how long a node or claim that was planned to receive pending pods is
@@ -31,9 +34,10 @@ type Cluster struct {
 	nodePools  map[string]*apisv1.NodePool
 	namespaces map[string]map[string]string
 	pdbs       map[string]*policyv1.PodDisruptionBudget
-	nominated  map[string]time.Time // node or claim name → until
-	marked     map[string]bool      // nodes or claims marked for deletion
-	podEvents  map[string]time.Time // node name → when a pod last arrived on or left it
+	gangs      map[string]solver.Gang // PodGroups with a gang policy, by namespace/name
+	nominated  map[string]time.Time   // node or claim name → until
+	marked     map[string]bool        // nodes or claims marked for deletion
+	podEvents  map[string]time.Time   // node name → when a pod last arrived on or left it
 	generation uint64
 	changed    chan struct{}
 }
@@ -50,6 +54,7 @@ func NewCluster(clk clock.PassiveClock) *Cluster {
 		nodePools:  map[string]*apisv1.NodePool{},
 		namespaces: map[string]map[string]string{},
 		pdbs:       map[string]*policyv1.PodDisruptionBudget{},
+		gangs:      map[string]solver.Gang{},
 		nominated:  map[string]time.Time{},
 		marked:     map[string]bool{},
 		podEvents:  map[string]time.Time{},
@@ -285,6 +290,35 @@ func (c *Cluster) DeletePDB(ns, name string) {
 	defer c.mu.Unlock()
 	delete(c.pdbs, key(ns, name))
 	c.bump()
+}
+
+// UpdatePodGroup records a PodGroup: as a gang when its policy is one, forgotten otherwise.
+func (c *Cluster) UpdatePodGroup(pg *schedulingv1beta1.PodGroup) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if g, ok := snapshot.Gang(pg); ok {
+		c.gangs[key(pg.Namespace, pg.Name)] = g
+	} else {
+		delete(c.gangs, key(pg.Namespace, pg.Name))
+	}
+	c.bump()
+}
+
+// DeletePodGroup forgets a PodGroup.
+func (c *Cluster) DeletePodGroup(ns, name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.gangs, key(ns, name))
+	c.bump()
+}
+
+// Gangs returns the PodGroups with a gang policy, by namespace and name.
+func (c *Cluster) Gangs() []solver.Gang {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := slices.Collect(maps.Values(c.gangs))
+	slices.SortFunc(out, func(a, b solver.Gang) int { return compare(key(a.Namespace, a.Name), key(b.Namespace, b.Name)) })
+	return out
 }
 
 // Nominate protects a node or claim that was planned to receive pods until now + NominationTTL.

@@ -7,6 +7,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/discovery"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -55,4 +58,48 @@ func (c *Cluster) Register(ctx context.Context, informers cache.Informers) error
 		}
 	}
 	return nil
+}
+
+// RegisterPodGroups mirrors PodGroups (scheduling.k8s.io/v1beta1, Kubernetes' GenericWorkload
+// feature), whose gang policies the solver plans by. The API server serves them only with that
+// feature and API on, so the caller registers them only when discovery finds the resource
+// (PodGroupsServed); without them, pods naming a group are planned as ordinary pods.
+func (c *Cluster) RegisterPodGroups(ctx context.Context, informers cache.Informers) error {
+	inf, err := informers.GetInformer(ctx, &schedulingv1beta1.PodGroup{})
+	if err != nil {
+		return fmt.Errorf("informer for PodGroups: %w", err)
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { c.UpdatePodGroup(o.(*schedulingv1beta1.PodGroup)) },
+		UpdateFunc: func(_, o any) { c.UpdatePodGroup(o.(*schedulingv1beta1.PodGroup)) },
+		DeleteFunc: func(o any) {
+			if t, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+				o = t.Obj
+			}
+			if pg, ok := o.(*schedulingv1beta1.PodGroup); ok {
+				c.DeletePodGroup(pg.Namespace, pg.Name)
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("handler for PodGroups: %w", err)
+	}
+	return nil
+}
+
+// PodGroupsServed reports whether the API server serves PodGroups (scheduling.k8s.io/v1beta1).
+func PodGroupsServed(d discovery.DiscoveryInterface) (bool, error) {
+	list, err := d.ServerResourcesForGroupVersion(schedulingv1beta1.SchemeGroupVersion.String())
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("discovering %s: %w", schedulingv1beta1.SchemeGroupVersion, err)
+	}
+	for _, r := range list.APIResources {
+		if r.Name == "podgroups" {
+			return true, nil
+		}
+	}
+	return false, nil
 }

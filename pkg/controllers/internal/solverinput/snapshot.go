@@ -82,11 +82,11 @@ func (v *View) Lookup(pool, name string) (*catalog.InstanceType, bool) {
 
 // Snapshot gathers the solver's view of the cluster for the given pools: their instance types
 // (offerings that recently failed marked unavailable), the nodes and claims in flight, the
-// DaemonSets and namespace labels. An error naming the NodePools or objects that could not be
+// DaemonSets, namespace labels and gangs (PodGroups, where the cluster serves them). An error naming the NodePools or objects that could not be
 // read is returned with the view of the rest.
 func (s *Source) Snapshot(ctx context.Context, pools map[string]*apisv1.NodePool) (*View, error) {
 	v := &View{
-		Snapshot: &solver.Snapshot{DaemonSets: s.Cluster.DaemonSets(), NamespaceLabels: s.Cluster.NamespaceLabels()},
+		Snapshot: &solver.Snapshot{DaemonSets: s.Cluster.DaemonSets(), NamespaceLabels: s.Cluster.NamespaceLabels(), Gangs: s.Cluster.Gangs()},
 		Types:    map[string]map[string]*catalog.InstanceType{},
 	}
 	filtered := map[string]map[string]*catalog.InstanceType{}

@@ -1,0 +1,148 @@
+package provisioning_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/controllers/internal/ctrltest"
+	"github.com/tenon-sh/tenon/pkg/controllers/provisioning"
+	"github.com/tenon-sh/tenon/pkg/events"
+	"github.com/tenon-sh/tenon/pkg/state"
+)
+
+// Gangs on a real control plane (kube-apiserver serving PodGroups, kube-scheduler gang
+// scheduling them): a PodGroup of four pods with a gang policy and a zone constraint gets four
+// NodeClaims, all in one zone, and all four pods bind; a second group that the NodePool's limit
+// can hold only part of gets no NodeClaim, and its pods say why.
+func TestGangsOnControlPlane(t *testing.T) {
+	e := ctrltest.Start(t)
+	if served, err := state.PodGroupsServed(discovery.NewDiscoveryClientForConfigOrDie(e.CP.RESTConfig())); err != nil || !served {
+		t.Fatalf("the control plane does not serve PodGroups (%v): it runs with %s", err, "GenericWorkload")
+	}
+	e.NodeClass(t, "gangs", ctrltest.FastSpec())
+	pool := func(name, cpuLimit string) {
+		np := &apisv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		np.Spec.Template.Spec.NodeClassRef = ctrltest.NodeClassRef("gangs")
+		np.Spec.Template.Spec.Requirements = []apisv1.NodeSelectorRequirementWithMinValues{
+			ctrltest.Req(apisv1.LabelInstanceType, corev1.NodeSelectorOpIn, "m5.xlarge"),
+			ctrltest.Req(apisv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, apisv1.CapacityTypeOnDemand),
+		}
+		if cpuLimit != "" {
+			np.Spec.Limits = apisv1.Limits{corev1.ResourceCPU: resource.MustParse(cpuLimit)}
+		}
+		e.Create(t, np)
+	}
+	pool("gangs", "")
+	pool("small", "8") // two m5.xlarge
+	e.Namespace(t, "gangs")
+
+	cluster := state.NewCluster(clock.RealClock{})
+	popts, _ := fastLoops()
+	mopts := ctrltest.FastOptions()
+	mopts.Setup = func(mgr manager.Manager, m *ctrltest.Manager) error {
+		if err := cluster.Register(context.Background(), mgr.GetCache()); err != nil {
+			return err
+		}
+		if err := cluster.RegisterPodGroups(context.Background(), mgr.GetCache()); err != nil {
+			return err
+		}
+		rec := events.New(mgr.GetEventRecorderFor("tenon"), events.Options{}) //nolint:staticcheck // as the operator records
+		p := provisioning.New(provisioning.Deps{Client: mgr.GetClient(), Cluster: cluster, Cloud: m.Provider, Filter: m.Unavailable,
+			Recorder: rec, Log: mgr.GetLogger().WithName("provisioner")}, popts)
+		if err := p.Register(context.Background(), mgr.GetCache()); err != nil {
+			return err
+		}
+		return mgr.Add(p)
+	}
+	e.StartManager(t, mopts)
+
+	group := func(name string, minCount int32, key string) {
+		pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "gangs", Name: name}}
+		pg.Spec.SchedulingPolicy.Gang = &schedulingv1beta1.GangSchedulingPolicy{MinCount: minCount}
+		if key != "" {
+			pg.Spec.SchedulingConstraints = &schedulingv1beta1.PodGroupSchedulingConstraints{Topology: []schedulingv1beta1.TopologyConstraint{{Key: key}}}
+		}
+		e.Create(t, pg)
+	}
+	members := func(group, pool string, n int) {
+		for i := range n {
+			e.Create(t, &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "gangs", Name: fmt.Sprintf("%s-%d", group, i)},
+				Spec: corev1.PodSpec{
+					SchedulingGroup:               &corev1.PodSchedulingGroup{PodGroupName: &group},
+					NodeSelector:                  map[string]string{apisv1.NodePoolLabelKey: pool},
+					TerminationGracePeriodSeconds: new(int64(1)),
+					Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}}}},
+				},
+			})
+		}
+	}
+	claims := func(pool string) []apisv1.NodeClaim {
+		list := &apisv1.NodeClaimList{}
+		if err := e.Client.List(context.Background(), list, client.MatchingLabels{apisv1.NodePoolLabelKey: pool}); err != nil {
+			t.Fatal(err)
+		}
+		return list.Items
+	}
+
+	// Four pods of three CPUs each: one m5.xlarge apiece, all in one zone.
+	group("train", 4, corev1.LabelTopologyZone)
+	members("train", "gangs", 4)
+	ctrltest.Eventually(t, "the gang's four pods run", func() (bool, string) {
+		running := 0
+		for i := range 4 {
+			p := &corev1.Pod{}
+			if e.Get(t, "gangs", fmt.Sprintf("train-%d", i), p) && p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		return running == 4, fmt.Sprintf("%d of 4 running", running)
+	})
+	zones := map[string]bool{}
+	for _, nc := range claims("gangs") {
+		for _, r := range nc.Spec.Requirements {
+			if r.Key == corev1.LabelTopologyZone {
+				if len(r.Values) != 1 || r.Operator != corev1.NodeSelectorOpIn {
+					t.Fatalf("NodeClaim %s is not pinned to one zone: %v", nc.Name, r)
+				}
+				zones[r.Values[0]] = true
+			}
+		}
+	}
+	if n := len(claims("gangs")); n != 4 || len(zones) != 1 {
+		t.Fatalf("%d NodeClaims in zones %v: want four in one zone", n, zones)
+	}
+
+	// Three pods of three CPUs where the limit leaves room for two nodes: nothing is bought.
+	group("tune", 3, "")
+	members("tune", "small", 3)
+	// kube-scheduler records FailedScheduling too; tenon's names the gang.
+	ctrltest.Eventually(t, "tenon's FailedScheduling event naming the gang", func() (bool, string) {
+		var seen []string
+		for _, ev := range e.Events(t, "tune-0", provisioning.EventFailedScheduling) {
+			if strings.Contains(ev.Message, "podgroup gangs/tune needs 3 pods at once") {
+				return true, ""
+			}
+			seen = append(seen, ev.Message)
+		}
+		return false, strings.Join(seen, " | ")
+	})
+	time.Sleep(2 * time.Second) // several batches
+	if n := len(claims("small")); n != 0 {
+		t.Fatalf("%d NodeClaims for a gang the limit cannot hold; want none", n)
+	}
+}
