@@ -104,13 +104,17 @@ func TestExpendablePods(t *testing.T) {
 }
 
 // startLoops starts a manager with a provisioner (popts) and, when dopts is set, a disruption
-// loop.
+// loop; the cluster mirror follows PodGroups too (the test control plane serves them), as the
+// operator's does where they are served.
 func startLoops(t *testing.T, e *ctrltest.Env, popts provisioning.Options, dopts *disruptionctrl.Options) {
 	t.Helper()
 	cluster := state.NewCluster(clock.RealClock{})
 	mopts := ctrltest.FastOptions()
 	mopts.Setup = func(mgr manager.Manager, m *ctrltest.Manager) error {
 		if err := cluster.Register(context.Background(), mgr.GetCache()); err != nil {
+			return err
+		}
+		if err := cluster.RegisterPodGroups(context.Background(), mgr.GetCache()); err != nil {
 			return err
 		}
 		rec := events.New(mgr.GetEventRecorderFor("tenon"), events.Options{}) //nolint:staticcheck // as the operator records

@@ -12,14 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
-	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/ctrltest"
 	"github.com/tenon-sh/tenon/pkg/controllers/provisioning"
-	"github.com/tenon-sh/tenon/pkg/events"
 	"github.com/tenon-sh/tenon/pkg/state"
 )
 
@@ -49,25 +46,8 @@ func TestGangsOnControlPlane(t *testing.T) {
 	pool("small", "8") // two m5.xlarge
 	e.Namespace(t, "gangs")
 
-	cluster := state.NewCluster(clock.RealClock{})
 	popts, _ := fastLoops()
-	mopts := ctrltest.FastOptions()
-	mopts.Setup = func(mgr manager.Manager, m *ctrltest.Manager) error {
-		if err := cluster.Register(context.Background(), mgr.GetCache()); err != nil {
-			return err
-		}
-		if err := cluster.RegisterPodGroups(context.Background(), mgr.GetCache()); err != nil {
-			return err
-		}
-		rec := events.New(mgr.GetEventRecorderFor("tenon"), events.Options{}) //nolint:staticcheck // as the operator records
-		p := provisioning.New(provisioning.Deps{Client: mgr.GetClient(), Cluster: cluster, Cloud: m.Provider, Filter: m.Unavailable,
-			Recorder: rec, Log: mgr.GetLogger().WithName("provisioner")}, popts)
-		if err := p.Register(context.Background(), mgr.GetCache()); err != nil {
-			return err
-		}
-		return mgr.Add(p)
-	}
-	e.StartManager(t, mopts)
+	startLoops(t, e, popts, nil)
 
 	group := func(name string, minCount int32, key string) {
 		pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "gangs", Name: name}}
