@@ -3,6 +3,7 @@ package snapshot
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -197,6 +198,9 @@ func NodeClaim(c *solver.Claim, np *apisv1.NodePool) *apisv1.NodeClaim {
 	nc.Annotations[apisv1.NodePoolHashAnnotationKey] = np.Hash()
 	nc.Annotations[apisv1.NodePoolHashVersionAnnotationKey] = apisv1.NodePoolHashVersion
 	nc.Annotations[apisv1.NodeClaimMinValuesRelaxedAnnotationKey] = strconv.FormatBool(c.MinValuesRelaxed)
+	if groups := claimGangs(c); groups != "" {
+		nc.Annotations[AnnotationPodGroups] = groups
+	}
 	nc.OwnerReferences = []metav1.OwnerReference{{
 		APIVersion:         apisv1.SchemeGroupVersion.String(),
 		Kind:               "NodePool",
@@ -219,6 +223,23 @@ func NodeClaim(c *solver.Claim, np *apisv1.NodePool) *apisv1.NodeClaim {
 	}
 	nc.Spec.Resources.Requests = c.Requests.Add(c.DaemonSetOverhead).ResourceList()
 	return nc
+}
+
+// AnnotationPodGroups names, on a NodeClaim tenon creates, the PodGroups (namespace/name,
+// comma-separated, sorted) that pods it was bought for name in spec.schedulingGroup: the gangs
+// whose capacity it is.
+const AnnotationPodGroups = "tenon.sh/podgroups"
+
+// claimGangs is the sorted, comma-separated list of the gangs (PodGroups) of the claim's pods.
+func claimGangs(c *solver.Claim) string {
+	var groups []string
+	for _, p := range c.Pods {
+		if g := solver.GangOf(p); g != "" && !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
+	}
+	slices.Sort(groups)
+	return strings.Join(groups, ",")
 }
 
 func boolPtr(b bool) *bool { return &b }

@@ -53,3 +53,24 @@ func TestZoneBalanceAnnotation(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeClaimNamesItsPodGroups: a claim bought for pods of PodGroups names them, once each,
+// sorted; one without such pods has no annotation.
+func TestNodeClaimNamesItsPodGroups(t *testing.T) {
+	np := &apisv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	member := func(ns, group string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p"}}
+		if group != "" {
+			p.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &group}
+		}
+		return p
+	}
+	c := &solver.Claim{NodePool: "default", Pods: []*corev1.Pod{member("b", "train"), member("a", "tune"), member("b", "train"), member("a", "")}}
+	if got := NodeClaim(c, np).Annotations[AnnotationPodGroups]; got != "a/tune,b/train" {
+		t.Errorf("annotation %q, want a/tune,b/train", got)
+	}
+	c.Pods = []*corev1.Pod{member("a", "")}
+	if got, ok := NodeClaim(c, np).Annotations[AnnotationPodGroups]; ok {
+		t.Errorf("annotation %q on a claim without PodGroups", got)
+	}
+}

@@ -243,3 +243,35 @@ func BenchmarkSolveGangs(b *testing.B) {
 		})
 	}
 }
+
+// TestGangCompletedWhereItsClaimsAre: three of a gang's four NodeClaims are in flight in
+// us-east-1c (the fourth failed to launch); planned again, the gang goes back to that zone,
+// three pods onto the claims in flight and one new claim there.
+func TestGangCompletedWhereItsClaimsAre(t *testing.T) {
+	its := aws(t).Types
+	var inFlight []Node
+	for _, it := range its {
+		if it.Name != "m5.xlarge" {
+			continue
+		}
+		for i := range 3 {
+			inFlight = append(inFlight, Node{Name: fmt.Sprintf("train-claim-%d", i), InFlight: true, NodePool: "gangs",
+				Labels:      map[string]string{apisv1.LabelZone: "us-east-1c", apisv1.LabelInstanceType: it.Name, apisv1.NodePoolLabelKey: "gangs", apisv1.LabelHostname: fmt.Sprintf("train-claim-%d", i)},
+				Allocatable: it.Allocatable()})
+		}
+	}
+	if len(inFlight) == 0 {
+		t.Fatal("no m5.xlarge in the catalog")
+	}
+	snap := &Snapshot{
+		NodePools: []NodePool{nodePool("gangs", its, onDemand(scheduling.In(apisv1.LabelInstanceType, "m5.xlarge")))},
+		Nodes:     inFlight,
+		Pods:      pods(4, "3", "4Gi", inGang("train")),
+		Gangs:     []Gang{{Namespace: "default", Name: "train", MinCount: 4, TopologyKey: apisv1.LabelZone}},
+	}
+	plan := solveOK(t, snap)
+	if len(plan.Placements) != 3 || len(plan.Claims) != 1 || claimsDomain(t, plan, "train", apisv1.LabelZone) != "us-east-1c" {
+		t.Fatalf("%d placements, %d claims, unschedulable %v: want three on the claims in flight and one new in us-east-1c",
+			len(plan.Placements), len(plan.Claims), plan.Unschedulable)
+	}
+}
