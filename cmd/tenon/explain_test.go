@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -210,4 +212,33 @@ func TestNodeArg(t *testing.T) {
 			t.Errorf("nodeArg(%q) = %q, want an error", arg, got)
 		}
 	}
+}
+
+// TestExplainWholePodGroup: explain reads PodGroups as the controller does. A node running a
+// worker of a PodGroup whose disruption mode is All is left alone while another worker's node
+// is held, and says which; without the PodGroup it would be consolidated.
+func TestExplainWholePodGroup(t *testing.T) {
+	f := newFixture(t)
+	f.node("w1", "m5.2xlarge", "7910m")
+	f.node("w2", "m5.2xlarge", "7910m")
+	group := "train"
+	for i, node := range []string{"w1", "w2"} {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: fmt.Sprintf("worker-%d", i)},
+			Spec: corev1.PodSpec{NodeName: node, SchedulingGroup: &corev1.PodSchedulingGroup{PodGroupName: &group},
+				Containers: []corev1.Container{{Name: "c", Image: "example.com/train",
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}},
+		}
+		if node == "w2" {
+			p.Annotations = map[string]string{apisv1.DoNotDisruptAnnotationKey: "true"}
+		}
+		f.create(p)
+	}
+	f.mustExplain("node/w1", "would be disrupted now, by Consolidation")
+
+	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: group}}
+	pg.Spec.SchedulingPolicy.Basic = &schedulingv1beta1.BasicSchedulingPolicy{}
+	pg.Spec.DisruptionMode = &schedulingv1beta1.DisruptionMode{All: &schedulingv1beta1.AllDisruptionMode{}}
+	f.create(pg)
+	f.mustExplain("node/w1", "left alone (PodGroup)", "podgroup apps/train is disrupted only whole", "its node w2 cannot be")
 }

@@ -48,18 +48,19 @@ func (d *decider) consolidation() error {
 		}
 		eligible = append(eligible, c)
 	}
+	eligible, alone := d.wholeUnits(eligible)
 	if len(eligible) == 0 {
 		return nil
 	}
 	before := len(d.dec.Commands)
-	if err := d.multiNode(eligible, evalMulti); err != nil {
+	if err := d.multiNode(alone, evalMulti); err != nil {
 		return err
 	}
 	if len(d.dec.Commands) == before && !d.opts.NoRepack {
 		// No set goes with one replacement: repacking several nodes onto fewer new ones
 		// leaves the local optimum of one-replacement moves; only nodes quiet for RepackAfter.
 		var quiet []*candidate
-		for _, c := range eligible {
+		for _, c := range alone {
 			if d.snap.Now.Sub(c.lastChange()) >= d.opts.RepackAfter {
 				quiet = append(quiet, c)
 			}
@@ -134,8 +135,10 @@ func (d *decider) multiNodePrefix(eligible []*candidate, kind evalKind) (bool, e
 	return true, d.commit(*best)
 }
 
-// singleNode judges candidates one at a time, starting where the last pass stopped.
+// singleNode judges candidates one at a time (the nodes of a unit together), starting where the
+// last pass stopped.
 func (d *decider) singleNode(eligible []*candidate) error {
+	judged := map[*unit]bool{}
 	start := 0
 	for i, c := range eligible {
 		if c.Name == d.opts.Cursor {
@@ -155,19 +158,27 @@ func (d *decider) singleNode(eligible []*candidate) error {
 			}
 			return nil
 		}
-		if d.taken[c.Name] {
+		if d.taken[c.Name] || (c.unit != nil && judged[c.unit]) {
 			continue
 		}
 		if d.receiving[c.Name] {
 			d.skip(c, SkipReceiving, "it receives pods from another command of this pass")
 			continue
 		}
-		cmd, skip, err := d.evaluate([]*candidate{c}, evalSingle)
+		cs := c.whole()
+		if c.unit != nil {
+			judged[c.unit] = true
+			if r, msg := d.unitBlocked(c); r != "" {
+				d.skipAll(cs, r, msg)
+				continue
+			}
+		}
+		cmd, skip, err := d.evaluate(cs, evalSingle)
 		if err != nil {
 			return err
 		}
 		if skip != nil {
-			d.skip(c, skip.Reason, "%s", skip.Message)
+			d.skipAll(cs, skip.Reason, skip.Message)
 			continue
 		}
 		if err := d.commit(*cmd); err != nil {
@@ -185,7 +196,9 @@ func (d *decider) evaluate(cs []*candidate, kind evalKind) (*Command, *Skip, err
 	reject := func(r SkipReason, format string, args ...any) (*Command, *Skip, error) {
 		return nil, &Skip{Node: cs[0].Name, Reason: r, Message: fmt.Sprintf(format, args...)}, nil
 	}
-	if !d.budgets.allows(pool, apisv1.DisruptionReasonUnderutilized, len(cs)) || !d.budgetsAllowEach(cs) {
+	// A unit's nodes are counted against each one's own NodePool; a multi-node set also against
+	// the first one's.
+	if (!isUnit(cs) && !d.budgets.allows(pool, apisv1.DisruptionReasonUnderutilized, len(cs))) || !d.budgetsAllowEach(cs, apisv1.DisruptionReasonUnderutilized) {
 		return reject(SkipBudget, "the disruption budgets of nodepool %s allow no more consolidation now", pool)
 	}
 	var names []string
@@ -246,6 +259,8 @@ func (d *decider) evaluate(cs []*candidate, kind evalKind) (*Command, *Skip, err
 	}
 	why := "underutilized"
 	switch {
+	case isUnit(cs):
+		why = fmt.Sprintf("underutilized, with the other nodes of %s", cs[0].unit.names())
 	case kind == evalRepack && len(o.replacements) > 1:
 		why = fmt.Sprintf("%d underutilized nodes repacked onto %d", len(cs), len(o.replacements))
 	case kind != evalSingle:
@@ -256,13 +271,15 @@ func (d *decider) evaluate(cs []*candidate, kind evalKind) (*Command, *Skip, err
 	return &cmd, nil, nil
 }
 
-func (d *decider) budgetsAllowEach(cs []*candidate) bool {
+// budgetsAllowEach reports whether the budgets of every NodePool of cs allow its nodes among
+// them at once, for reason.
+func (d *decider) budgetsAllowEach(cs []*candidate, reason apisv1.DisruptionReason) bool {
 	n := map[string]int{}
 	for _, c := range cs {
 		n[c.NodePool]++
 	}
 	for pool, k := range n {
-		if !d.budgets.allows(pool, apisv1.DisruptionReasonUnderutilized, k) {
+		if !d.budgets.allows(pool, reason, k) {
 			return false
 		}
 	}

@@ -80,6 +80,7 @@ func newDecider(s *Snapshot, opts Options) (*decider, error) {
 		d.cands = append(d.cands, c)
 		d.byName[n.Name] = c
 	}
+	d.linkUnits()
 	return d, nil
 }
 
@@ -131,6 +132,10 @@ func (d *decider) emptiness() error {
 	for _, c := range d.cands {
 		if len(c.place) > 0 || c.static() {
 			continue // a static pool's nodes are kept at its replicas, empty or not
+		}
+		if c.unit != nil {
+			// Only expendable pods of a group disrupted whole: consolidation takes its nodes together.
+			continue
 		}
 		if r, msg := d.blocked(c); r != "" {
 			d.skip(c, r, "%s", msg)
@@ -208,7 +213,8 @@ func (n *Node) lastChange() time.Time {
 	return n.LastPodEvent
 }
 
-// drift replaces nodes that no longer match their NodePool or NodeClass, within budgets.
+// drift replaces nodes that no longer match their NodePool or NodeClass, within budgets. The
+// nodes of a PodGroup disrupted only whole go together when one of them drifts.
 func (d *decider) drift() error {
 	for _, c := range d.cands {
 		if c.Drifted == "" || d.taken[c.Name] || len(d.dec.Commands) >= d.opts.MaxCommands {
@@ -222,11 +228,12 @@ func (d *decider) drift() error {
 			d.skip(c, r, "%s", msg)
 			continue
 		}
-		if !d.budgets.allows(c.NodePool, apisv1.DisruptionReasonDrifted, 1) {
+		cs := c.whole()
+		if !d.budgetsAllowEach(cs, apisv1.DisruptionReasonDrifted) {
 			d.skip(c, SkipBudget, "the disruption budgets of nodepool %s allow no more drift now", c.NodePool)
 			continue
 		}
-		if err := d.replaceForcefully(c, MethodDrift, apisv1.DisruptionReasonDrifted, "drifted: "+c.Drifted); err != nil {
+		if err := d.replaceForcefully(c, cs, MethodDrift, apisv1.DisruptionReasonDrifted, "drifted: "+c.Drifted); err != nil {
 			return err
 		}
 	}
@@ -234,7 +241,8 @@ func (d *decider) drift() error {
 }
 
 // expiration replaces nodes whose expireAfter ran out. Budgets do not hold it back; PDBs and
-// do-not-disrupt are honoured by the drain until terminationGracePeriod.
+// do-not-disrupt are honoured by the drain until terminationGracePeriod. The nodes of a
+// PodGroup disrupted only whole are replaced together when the first of them expires.
 func (d *decider) expiration() error {
 	for _, c := range d.cands {
 		if c.ExpireAt.IsZero() || c.ExpireAt.After(d.snap.Now) || d.taken[c.Name] || c.Deleting || !c.Initialized || c.pool == nil {
@@ -247,16 +255,21 @@ func (d *decider) expiration() error {
 		if len(d.dec.Commands) >= d.opts.MaxCommands {
 			break
 		}
-		if err := d.replaceForcefully(c, MethodExpiration, "", fmt.Sprintf("expired at %s", c.ExpireAt.UTC().Format("2006-01-02T15:04:05Z"))); err != nil {
+		if msg := d.unitUnforceable(c); msg != "" {
+			d.skip(c, SkipPodGroup, "%s", msg)
+			continue
+		}
+		if err := d.replaceForcefully(c, c.whole(), MethodExpiration, "", fmt.Sprintf("expired at %s", c.ExpireAt.UTC().Format("2006-01-02T15:04:05Z"))); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// replaceForcefully removes one node whatever it costs, with the replacements its pods need.
-func (d *decider) replaceForcefully(c *candidate, m Method, reason apisv1.DisruptionReason, why string) error {
-	o, r, msg, err := d.removal(c, m)
+// replaceForcefully removes nodes (c, or c's unit) whatever it costs, with the replacements
+// their pods need.
+func (d *decider) replaceForcefully(c *candidate, cs []*candidate, m Method, reason apisv1.DisruptionReason, why string) error {
+	o, r, msg, err := d.removal(cs, m)
 	if err != nil {
 		return err
 	}
@@ -264,18 +277,22 @@ func (d *decider) replaceForcefully(c *candidate, m Method, reason apisv1.Disrup
 		d.skip(c, r, "%s", msg)
 		return nil
 	}
-	return d.commit(d.command(m, reason, []*candidate{c}, o, why))
+	if c.unit != nil {
+		why += ", with the other nodes of " + c.unit.names()
+	}
+	return d.commit(d.command(m, reason, cs, o, why))
 }
 
-// removal is what replacing one drifted or expired node takes, or why it cannot be replaced.
-// A static NodePool's node is replaced by exactly one claim from its pool's template, so the
-// pool keeps its replicas; its pods are not planned elsewhere (the scheduler places them once
-// evicted, on the replacement or any node). Any other node's pods are planned onto the nodes
-// left and new claims, and a pod that would fit nowhere holds the node. So does, for drift, a
-// pod that would move onto a node not initialized yet, as in Karpenter: whether that node comes
-// up, and kube-scheduler puts the pod there, is not known (expiration is forceful and goes on).
-func (d *decider) removal(c *candidate, m Method) (*outcome, SkipReason, string, error) {
-	if c.static() {
+// removal is what replacing drifted or expired nodes (one, or a unit) takes, or why they cannot
+// be replaced. A static NodePool's node is replaced by exactly one claim from its pool's
+// template, so the pool keeps its replicas; its pods are not planned elsewhere (the scheduler
+// places them once evicted, on the replacement or any node). Any other node's pods are planned
+// onto the nodes left and new claims, and a pod that would fit nowhere holds the node. So does,
+// for drift, a pod that would move onto a node not initialized yet, as in Karpenter: whether
+// that node comes up, and kube-scheduler puts the pod there, is not known (expiration is
+// forceful and goes on).
+func (d *decider) removal(cs []*candidate, m Method) (*outcome, SkipReason, string, error) {
+	if c := cs[0]; len(cs) == 1 && c.static() {
 		t := d.snap.Static[c.NodePool]
 		if t == nil || t.InstanceType == nil {
 			return nil, SkipStatic, fmt.Sprintf("static nodepool %s has no instance type with an available offering to launch its replacement", c.NodePool), nil
@@ -285,7 +302,14 @@ func (d *decider) removal(c *candidate, m Method) (*outcome, SkipReason, string,
 		r.Hostname = fmt.Sprintf("replacement-%d-static-%s", d.world.commits, c.Name)
 		return &outcome{plan: &solver.Plan{}, replacements: []*solver.Claim{&r}}, "", "", nil
 	}
-	o, err := d.world.remove([]string{c.Name}, c.place)
+	var names []string
+	for _, c := range cs {
+		if c.static() {
+			return nil, SkipStatic, fmt.Sprintf("%s is disrupted only whole, and its node %s belongs to static nodepool %s, whose nodes are replaced one at a time", c.unit.names(), c.Name, c.NodePool), nil
+		}
+		names = append(names, c.Name)
+	}
+	o, err := d.world.remove(names, placeOf(cs))
 	if err != nil {
 		return nil, "", "", err
 	}
@@ -304,7 +328,7 @@ func (c *candidate) static() bool {
 }
 
 func (d *decider) command(m Method, reason apisv1.DisruptionReason, cs []*candidate, o *outcome, why string) Command {
-	cmd := Command{Method: m, Action: ActionDelete, Reason: reason, Price: d.price(cs), Replacements: o.replacements}
+	cmd := Command{Method: m, Action: ActionDelete, Reason: reason, Price: d.price(cs), Replacements: o.replacements, Why: why}
 	for _, c := range cs {
 		cmd.Candidates = append(cmd.Candidates, c.Name)
 		cmd.Pods = append(cmd.Pods, c.pods...)

@@ -27,10 +27,22 @@ type candidate struct {
 	// idle is the part of the node's price its pods leave unused: price × (1 − the larger of
 	// its CPU and memory requests over allocatable).
 	idle float64
+	// unit, when set, holds the nodes that must be disrupted together with this one
+	// (wholegroups.go).
+	unit *unit
 }
 
-// blocked says why a node may not be disrupted gracefully at all, or "" when it may.
+// blocked says why a node may not be disrupted gracefully at all, or "" when it may: its own
+// state, or that of a node it must go with.
 func (d *decider) blocked(c *candidate) (SkipReason, string) {
+	if r, msg := d.blockedAlone(c); r != "" {
+		return r, msg
+	}
+	return d.unitBlocked(c)
+}
+
+// blockedAlone says why the node itself may not be disrupted gracefully, or "".
+func (d *decider) blockedAlone(c *candidate) (SkipReason, string) {
 	switch {
 	case c.pool == nil:
 		return SkipNoNodePool, fmt.Sprintf("nodepool %q does not exist", c.NodePool)

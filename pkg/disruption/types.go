@@ -35,6 +35,9 @@ type Snapshot struct {
 	// then compiles only the nodes, and those unchanged since come from its cache. Decision.
 	// Prepared is what to pass next time.
 	Prepared *solver.Prepared
+	// WholeGroups are the PodGroups (namespace/name) whose disruption mode is All: the nodes
+	// running their pods are disrupted in one command or not at all (wholegroups.go).
+	WholeGroups []string
 }
 
 // Node is a machine tenon manages, as disruption sees it. Its pods, labels and allocatable are
@@ -103,6 +106,9 @@ type Command struct {
 	// flight (the rest are on the replacements).
 	Moves   []solver.Placement
 	Message string
+	// Why is the reason the message gives ("drifted: …", "underutilized"), which validation
+	// keeps.
+	Why string
 }
 
 // SkipReason says why a node was left alone in a pass.
@@ -131,6 +137,9 @@ const (
 	SkipInCommand         SkipReason = "InAnotherCommand"
 	SkipReceiving         SkipReason = "ReceivesPods"
 	SkipStatic            SkipReason = "StaticNodePool"
+	// SkipPodGroup: the node runs pods of a PodGroup disrupted only whole, and another of its
+	// nodes cannot go now.
+	SkipPodGroup SkipReason = "PodGroup"
 	// The reasons a command can stop holding between its decision and its execution.
 	SkipNodeGone   SkipReason = "NodeGone"
 	SkipNotEmpty   SkipReason = "NotEmpty"

@@ -2,6 +2,7 @@ package disruption
 
 import (
 	"fmt"
+	"slices"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/catalog"
@@ -40,21 +41,25 @@ func Validate(s *Snapshot, cmd Command, opts Options) (Command, error) {
 	invalid := func(c *candidate, r SkipReason, format string, args ...any) (Command, error) {
 		return Command{}, &Invalid{Node: c.Name, Reason: r, Message: fmt.Sprintf(format, args...)}
 	}
+	if msg := splitsUnit(cs); msg != "" {
+		return invalid(cs[0], SkipPodGroup, "%s", msg)
+	}
 	if cmd.Method == MethodExpiration {
 		// Expiration is forceful: only a node already going away, or pods that would fit nowhere,
 		// stop it.
-		c := cs[0]
-		if c.Deleting {
-			return invalid(c, SkipDeleting, "already being deleted")
+		for _, c := range cs {
+			if c.Deleting {
+				return invalid(c, SkipDeleting, "already being deleted")
+			}
 		}
-		o, r, msg, err := d.removal(c, cmd.Method)
+		o, r, msg, err := d.removal(cs, cmd.Method)
 		if err != nil {
 			return Command{}, err
 		}
 		if r != "" {
-			return invalid(c, r, "%s", msg)
+			return invalid(cs[0], r, "%s", msg)
 		}
-		return d.command(cmd.Method, cmd.Reason, cs, o, fmt.Sprintf("expired at %s", c.ExpireAt.UTC().Format("2006-01-02T15:04:05Z"))), nil
+		return d.command(cmd.Method, cmd.Reason, cs, o, cmd.Why), nil
 	}
 	for _, c := range cs {
 		if r, msg := d.blocked(c); r != "" {
@@ -88,18 +93,18 @@ func Validate(s *Snapshot, cmd Command, opts Options) (Command, error) {
 		out.Replacements, out.Moves = nil, nil
 		return out, nil
 	case MethodDrift:
-		c := cs[0]
-		if c.Drifted == "" {
-			return invalid(c, SkipNotDrifted, "it no longer drifts")
+		i := slices.IndexFunc(cs, func(c *candidate) bool { return c.Drifted != "" })
+		if i < 0 {
+			return invalid(cs[0], SkipNotDrifted, "it no longer drifts")
 		}
-		o, r, msg, err := d.removal(c, cmd.Method)
+		o, r, msg, err := d.removal(cs, cmd.Method)
 		if err != nil {
 			return Command{}, err
 		}
 		if r != "" {
-			return invalid(c, r, "%s", msg)
+			return invalid(cs[0], r, "%s", msg)
 		}
-		return d.command(cmd.Method, apisv1.DisruptionReasonDrifted, cs, o, "drifted: "+c.Drifted), nil
+		return d.command(cmd.Method, apisv1.DisruptionReasonDrifted, cs, o, cmd.Why), nil
 	}
 	for _, c := range cs {
 		if c.pool.Spec.Disruption.ConsolidationPolicy == apisv1.ConsolidationPolicyWhenEmpty {
@@ -109,7 +114,7 @@ func Validate(s *Snapshot, cmd Command, opts Options) (Command, error) {
 	// A command of several nodes is re-simulated as a repack; the check below keeps it to
 	// the replacements it was decided with.
 	kind := evalSingle
-	if len(cs) > 1 {
+	if len(cs) > 1 && !isUnit(cs) {
 		kind = evalRepack
 	}
 	fresh, skip, err := d.evaluate(cs, kind)

@@ -103,7 +103,7 @@ func knownGroupKind(gk schema.GroupKind) bool {
 }
 
 // betaPodGroup is an alpha PodGroup as the beta one: the fields tenon reads (the scheduling
-// policy, the topology constraint) are the same in both versions.
+// policy, the topology constraint, the disruption mode) are the same in both versions.
 func betaPodGroup(a *schedulingv1alpha3.PodGroup) *schedulingv1beta1.PodGroup {
 	b := &schedulingv1beta1.PodGroup{ObjectMeta: a.ObjectMeta}
 	b.APIVersion, b.Kind = schedulingv1beta1.SchemeGroupVersion.String(), "PodGroup"
@@ -112,6 +112,15 @@ func betaPodGroup(a *schedulingv1alpha3.PodGroup) *schedulingv1beta1.PodGroup {
 	}
 	if g := a.Spec.SchedulingPolicy.Gang; g != nil {
 		b.Spec.SchedulingPolicy.Gang = &schedulingv1beta1.GangSchedulingPolicy{MinCount: g.MinCount}
+	}
+	if m := a.Spec.DisruptionMode; m != nil {
+		b.Spec.DisruptionMode = &schedulingv1beta1.DisruptionMode{}
+		if m.Single != nil {
+			b.Spec.DisruptionMode.Single = &schedulingv1beta1.SingleDisruptionMode{}
+		}
+		if m.All != nil {
+			b.Spec.DisruptionMode.All = &schedulingv1beta1.AllDisruptionMode{}
+		}
 	}
 	if c := a.Spec.SchedulingConstraints; c != nil {
 		b.Spec.SchedulingConstraints = &schedulingv1beta1.PodGroupSchedulingConstraints{}

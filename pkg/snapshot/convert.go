@@ -283,3 +283,9 @@ func Gang(pg *schedulingv1beta1.PodGroup) (solver.Gang, bool) {
 	}
 	return g, true
 }
+
+// DisruptedWhole reports whether a PodGroup's disruption mode is All: its pods' nodes are
+// disrupted together or not at all. Unset means Single.
+func DisruptedWhole(pg *schedulingv1beta1.PodGroup) bool {
+	return pg.Spec.DisruptionMode != nil && pg.Spec.DisruptionMode.All != nil
+}

@@ -35,6 +35,7 @@ type Cluster struct {
 	namespaces map[string]map[string]string
 	pdbs       map[string]*policyv1.PodDisruptionBudget
 	gangs      map[string]solver.Gang // PodGroups with a gang policy, by namespace/name
+	whole      map[string]bool        // PodGroups whose disruption mode is All, by namespace/name
 	nominated  map[string]time.Time   // node or claim name → until
 	marked     map[string]bool        // nodes or claims marked for deletion
 	podEvents  map[string]time.Time   // node name → when a pod last arrived on or left it
@@ -55,6 +56,7 @@ func NewCluster(clk clock.PassiveClock) *Cluster {
 		namespaces: map[string]map[string]string{},
 		pdbs:       map[string]*policyv1.PodDisruptionBudget{},
 		gangs:      map[string]solver.Gang{},
+		whole:      map[string]bool{},
 		nominated:  map[string]time.Time{},
 		marked:     map[string]bool{},
 		podEvents:  map[string]time.Time{},
@@ -301,6 +303,11 @@ func (c *Cluster) UpdatePodGroup(pg *schedulingv1beta1.PodGroup) {
 	} else {
 		delete(c.gangs, key(pg.Namespace, pg.Name))
 	}
+	if snapshot.DisruptedWhole(pg) {
+		c.whole[key(pg.Namespace, pg.Name)] = true
+	} else {
+		delete(c.whole, key(pg.Namespace, pg.Name))
+	}
 	c.bump()
 }
 
@@ -309,7 +316,15 @@ func (c *Cluster) DeletePodGroup(ns, name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.gangs, key(ns, name))
+	delete(c.whole, key(ns, name))
 	c.bump()
+}
+
+// WholeGroups returns the PodGroups (namespace/name) whose disruption mode is All, sorted.
+func (c *Cluster) WholeGroups() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return slices.Sorted(maps.Keys(c.whole))
 }
 
 // Gangs returns the PodGroups with a gang policy, by namespace and name.

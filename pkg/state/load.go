@@ -7,6 +7,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
@@ -14,7 +17,8 @@ import (
 
 // Load fills the mirror once by listing every kind it holds, for one-shot tools (`tenon
 // explain`) that read the cluster without running informers. It returns the first list that
-// fails, naming the kind; objects listed before it stay recorded.
+// fails, naming the kind; objects listed before it stay recorded. PodGroups are read where the
+// API server serves them (as the controller does, RegisterPodGroups), and skipped elsewhere.
 func (c *Cluster) Load(ctx context.Context, r client.Reader) error {
 	var (
 		nodes      corev1.NodeList
@@ -24,6 +28,7 @@ func (c *Cluster) Load(ctx context.Context, r client.Reader) error {
 		pools      apisv1.NodePoolList
 		namespaces corev1.NamespaceList
 		pdbs       policyv1.PodDisruptionBudgetList
+		podGroups  schedulingv1beta1.PodGroupList
 	)
 	lists := []struct {
 		kind   string
@@ -65,9 +70,18 @@ func (c *Cluster) Load(ctx context.Context, r client.Reader) error {
 				c.UpdatePDB(&pdbs.Items[i])
 			}
 		}},
+		{"PodGroups", &podGroups, func() {
+			for i := range podGroups.Items {
+				c.UpdatePodGroup(&podGroups.Items[i])
+			}
+		}},
 	}
 	for _, l := range lists {
-		if err := r.List(ctx, l.list); err != nil {
+		err := r.List(ctx, l.list)
+		if l.list == &podGroups && (meta.IsNoMatchError(err) || apierrors.IsNotFound(err)) {
+			continue // not served: pods naming a group are ordinary pods
+		}
+		if err != nil {
 			return fmt.Errorf("listing %s: %w", l.kind, err)
 		}
 		l.record()

@@ -35,6 +35,7 @@ func TestOnControlPlane(t *testing.T) {
 	t.Run("LastPodEventRecorded", func(t *testing.T) { testLastPodEventRecorded(t, e) })
 	t.Run("DriftedConsolidatableAndUnconsolidatable", func(t *testing.T) { testClaimConditionsAndUnconsolidatable(t, e) })
 	t.Run("StaticNodePoolDriftReplacesOneAtATime", func(t *testing.T) { testStaticDrift(t, e) })
+	t.Run("WholePodGroupDriftsTogether", func(t *testing.T) { testWholeGroupDriftsTogether(t, e) })
 }
 
 // pool is a nodepool of m5 on-demand nodes that only drift disrupts.

@@ -95,7 +95,7 @@ func (b *Builder) Build(ctx context.Context, o BuildOptions) (*View, error) {
 	sv.Snapshot.Pods = pending
 
 	v := &View{
-		Snapshot: &disruption.Snapshot{Solver: sv.Snapshot, NodePools: map[string]*apisv1.NodePool{}, PDBs: cluster.PDBs(), Now: now},
+		Snapshot: &disruption.Snapshot{Solver: sv.Snapshot, NodePools: map[string]*apisv1.NodePool{}, PDBs: cluster.PDBs(), Now: now, WholeGroups: cluster.WholeGroups()},
 		Nodes:    map[string]*corev1.Node{}, Claims: map[string]*apisv1.NodeClaim{},
 		Excluded: map[string]string{}, PriceUnknown: map[string]bool{}, DriftReasons: map[string]string{},
 		solver: sv, index: map[string]int{},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -146,6 +147,10 @@ func (c *Controller) drain(ctx context.Context, m cloudprovider.InterruptionMess
 	if hasDeadline {
 		msg += " by " + by.UTC().Format(time.RFC3339)
 	}
+	if groups := c.wholeGroupsOn(node); len(groups) > 0 {
+		msg += fmt.Sprintf("; it runs pods of podgroup %s, disrupted only whole (disruptionMode All): the cloud takes this instance, so only it is replaced, and the group's other nodes are left running",
+			strings.Join(groups, ", "))
+	}
 	c.record(claim, node, eventType(m.Kind), m.Kind, msg)
 	return nil
 }
@@ -275,4 +280,20 @@ func nodeNoun(node *corev1.Node) string {
 		return "no Node yet"
 	}
 	return "Node " + node.Name
+}
+
+// wholeGroupsOn names the PodGroups disrupted only whole that have pods on the node, sorted.
+func (c *Controller) wholeGroupsOn(node *corev1.Node) []string {
+	if node == nil {
+		return nil
+	}
+	whole := c.deps.Cluster.WholeGroups()
+	var out []string
+	for _, p := range c.deps.Cluster.PodsOn(node.Name) {
+		if g := solver.GangOf(p); g != "" && slices.Contains(whole, g) && !slices.Contains(out, g) {
+			out = append(out, g)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
