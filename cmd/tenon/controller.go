@@ -50,6 +50,9 @@ func (f *controllerFlags) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.opts.Provisioning.Schedulers, "scheduler-names", nil, "scheduler names whose pods tenon provisions for (default default-scheduler)")
 	fs.BoolVar(&f.opts.Provisioning.NominatePods, "nominate-pods", false,
 		"once a NodeClaim's node registers, set status.nominatedNodeName on the pods planned onto it, so that kube-scheduler binds them there (slows binding at 10,000 pods)")
+	fs.DurationVar(&f.opts.Provisioning.GangDeadline, "gang-deadline", 0,
+		"release the NodeClaims of a gang (a PodGroup with a gang policy) whose minCount pods are not bound this long after its first NodeClaim (default 10m; negative: never)")
+	fs.DurationVar(&f.opts.Provisioning.GangReleaseTTL, "gang-release-unavailable-ttl", 0, "how long the offerings of a released gang are not bought again (default 3m)")
 	f.registerDisruption(fs)
 	registerAWSFlags(fs, &f.opts.AWS)
 	fs.DurationVar(&f.opts.Interruption.PollInterval, "interruption-poll-interval", 0, "how often the cloud provider's interruption queue is polled (default 1s)")

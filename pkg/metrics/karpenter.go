@@ -37,6 +37,9 @@ const (
 	// ReasonNodeDeleted is tenon's: the claim's Node was deleted by someone else, so the claim
 	// and its instance go too.
 	ReasonNodeDeleted = "node_deleted"
+	// ReasonGangIncomplete is tenon's: the claim was bought for a gang (PodGroup) that did not
+	// get minCount pods running within the gang deadline, and was released.
+	ReasonGangIncomplete = "gang_incomplete"
 )
 
 // Values of the termination_mode label.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/ctrltest"
 	"github.com/tenon-sh/tenon/pkg/controllers/provisioning"
@@ -124,5 +125,89 @@ func TestGangsOnControlPlane(t *testing.T) {
 	time.Sleep(2 * time.Second) // several batches
 	if n := len(claims("small")); n != 0 {
 		t.Fatalf("%d NodeClaims for a gang the limit cannot hold; want none", n)
+	}
+}
+
+// A gang whose fourth member cannot launch (its zone holds three of the only instance type
+// its NodePool allows) is never left partial: once the gang deadline passes, its three
+// NodeClaims are released, the PodGroup says so, their offering is not bought again, and no pod
+// of the gang ever binds.
+func TestGangReleasedAfterTheDeadline(t *testing.T) {
+	e := ctrltest.Start(t)
+	spec := ctrltest.FastSpec()
+	spec.Zones = []string{"us-east-1a"}
+	spec.CapacityPools = []simv1alpha1.CapacityPool{{InstanceType: "m5.xlarge", CapacityType: apisv1.CapacityTypeOnDemand, Capacity: 3}}
+	e.NodeClass(t, "scarce", spec)
+	np := &apisv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "scarce"}}
+	np.Spec.Template.Spec.NodeClassRef = ctrltest.NodeClassRef("scarce")
+	np.Spec.Template.Spec.Requirements = []apisv1.NodeSelectorRequirementWithMinValues{
+		ctrltest.Req(apisv1.LabelInstanceType, corev1.NodeSelectorOpIn, "m5.xlarge"),
+		ctrltest.Req(apisv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, apisv1.CapacityTypeOnDemand),
+	}
+	e.Create(t, np)
+	e.Namespace(t, "gangs")
+	popts, _ := fastLoops()
+	popts.GangDeadline, popts.GangReleaseTTL = 15*time.Second, time.Hour
+	startLoops(t, e, popts, nil)
+
+	group := "train"
+	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "gangs", Name: group}}
+	pg.Spec.SchedulingPolicy.Gang = &schedulingv1beta1.GangSchedulingPolicy{MinCount: 4}
+	pg.Spec.SchedulingConstraints = &schedulingv1beta1.PodGroupSchedulingConstraints{Topology: []schedulingv1beta1.TopologyConstraint{{Key: corev1.LabelTopologyZone}}}
+	e.Create(t, pg)
+	for i := range 4 {
+		e.Create(t, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "gangs", Name: fmt.Sprintf("%s-%d", group, i)},
+			Spec: corev1.PodSpec{
+				SchedulingGroup:               &corev1.PodSchedulingGroup{PodGroupName: &group},
+				TerminationGracePeriodSeconds: new(int64(1)),
+				Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}}}},
+			},
+		})
+	}
+	live := func() (names []string, launched int) {
+		list := &apisv1.NodeClaimList{}
+		if err := e.Client.List(context.Background(), list, client.MatchingLabels{apisv1.NodePoolLabelKey: np.Name}); err != nil {
+			t.Fatal(err)
+		}
+		for _, nc := range list.Items {
+			if nc.DeletionTimestamp.IsZero() {
+				names = append(names, nc.Name)
+				if nc.IsTrue(apisv1.ConditionTypeLaunched) {
+					launched++
+				}
+			}
+		}
+		return names, launched
+	}
+	bound := func() int {
+		n := 0
+		for i := range 4 {
+			p := &corev1.Pod{}
+			if e.Get(t, "gangs", fmt.Sprintf("%s-%d", group, i), p) && p.Spec.NodeName != "" {
+				n++
+			}
+		}
+		return n
+	}
+	ctrltest.Eventually(t, "three of the gang's NodeClaims launch", func() (bool, string) {
+		names, launched := live()
+		if b := bound(); b > 0 {
+			t.Fatalf("%d pods of a gang of 4 bound with capacity for 3", b)
+		}
+		return launched == 3, fmt.Sprintf("%v, %d launched", names, launched)
+	})
+	ev := e.WaitEvent(t, group, provisioning.EventGangReleased)
+	if !strings.Contains(ev.Message, "0 of its minCount 4 pods were bound") || !strings.Contains(ev.Message, "m5.xlarge/us-east-1a/on-demand") {
+		t.Errorf("the PodGroup's event says %q", ev.Message)
+	}
+	ctrltest.Eventually(t, "the gang's capacity is released", func() (bool, string) {
+		names, _ := live()
+		return len(names) == 0, fmt.Sprint(names)
+	})
+	time.Sleep(3 * time.Second) // several batches: nothing is bought again while the offering is marked
+	if names, _ := live(); len(names) != 0 || bound() != 0 {
+		t.Fatalf("after the release: NodeClaims %v, %d pods bound; want none", names, bound())
 	}
 }

@@ -70,6 +70,12 @@ type Options struct {
 	// the plan put them (--nominate-pods). Off by default: at 10,000 pods it slows binding (see
 	// docs/performance.md).
 	NominatePods bool
+	// GangDeadline is how long a gang (a PodGroup with a gang policy) may have NodeClaims while
+	// fewer than its minCount pods are bound before the claims that hold nothing else are
+	// released (gangs.go; --gang-deadline, default DefaultGangDeadline; negative: never).
+	// GangReleaseTTL is how long their offerings then stay unavailable (default
+	// DefaultGangReleaseTTL).
+	GangDeadline, GangReleaseTTL time.Duration
 }
 
 func (o *Options) defaults() {
@@ -84,6 +90,12 @@ func (o *Options) defaults() {
 	}
 	if o.CreateWorkers <= 0 {
 		o.CreateWorkers = 16
+	}
+	if o.GangDeadline == 0 {
+		o.GangDeadline = DefaultGangDeadline
+	}
+	if o.GangReleaseTTL <= 0 {
+		o.GangReleaseTTL = DefaultGangReleaseTTL
 	}
 }
 
@@ -202,6 +214,9 @@ func (p *Provisioner) Start(ctx context.Context) error {
 	ctx = metrics.WithController(ctx, controllerLabel) // Karpenter's name for this loop
 	if p.nom != nil {
 		go p.nom.run(ctx)
+	}
+	if p.opts.GangDeadline > 0 {
+		go p.releaseGangs(ctx)
 	}
 	p.Trigger()
 	for p.batcher.Wait(ctx) {
