@@ -404,6 +404,21 @@ func (c *Cluster) Pods() []*corev1.Pod {
 	return out
 }
 
+// NominatedNodes returns the nodes that pending pods are nominated to (status.
+// nominatedNodeName, by kube-scheduler for a preemption or by tenon's nominator): kube-scheduler
+// keeps room there for them.
+func (c *Cluster) NominatedNodes() map[string]bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := map[string]bool{}
+	for _, p := range c.pods {
+		if p.Spec.NodeName == "" && p.DeletionTimestamp == nil && p.Status.NominatedNodeName != "" && !terminal(p) {
+			out[p.Status.NominatedNodeName] = true
+		}
+	}
+	return out
+}
+
 // PodsOn returns the pods bound to a node, by namespace/name.
 func (c *Cluster) PodsOn(node string) []*corev1.Pod {
 	c.mu.RLock()

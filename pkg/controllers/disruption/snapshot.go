@@ -63,6 +63,9 @@ type View struct {
 
 	solver *solverinput.View
 	index  map[string]int // entry name → index in Snapshot.Nodes
+	// nominatedTo are the nodes pending pods are nominated to: kube-scheduler keeps their room
+	// there, so they are left alone as nominated nodes are.
+	nominatedTo map[string]bool
 }
 
 // Node returns the snapshot entry called name.
@@ -98,7 +101,7 @@ func (b *Builder) Build(ctx context.Context, o BuildOptions) (*View, error) {
 		Snapshot: &disruption.Snapshot{Solver: sv.Snapshot, NodePools: map[string]*apisv1.NodePool{}, PDBs: cluster.PDBs(), Now: now, WholeGroups: cluster.WholeGroups()},
 		Nodes:    map[string]*corev1.Node{}, Claims: map[string]*apisv1.NodeClaim{},
 		Excluded: map[string]string{}, PriceUnknown: map[string]bool{}, DriftReasons: map[string]string{},
-		solver: sv, index: map[string]int{},
+		solver: sv, index: map[string]int{}, nominatedTo: cluster.NominatedNodes(),
 	}
 	static := map[string]bool{} // static NodePools whose nodes are excluded (the gate is off)
 	policy := map[string]*poolPolicy{}
@@ -254,7 +257,7 @@ func (b *Builder) node(ctx context.Context, now time.Time, node *corev1.Node, nc
 		Deleting: nc.DeletionTimestamp != nil || node.DeletionTimestamp != nil ||
 			cluster.IsMarkedForDeletion(node.Name) || cluster.IsMarkedForDeletion(nc.Name) || HasDisruptedTaint(node),
 		NotReady:     !nodeReady(node),
-		Nominated:    cluster.IsNominated(node.Name) || cluster.IsNominated(nc.Name),
+		Nominated:    cluster.IsNominated(node.Name) || cluster.IsNominated(nc.Name) || v.nominatedTo[node.Name],
 		DoNotDisrupt: node.Annotations[apisv1.DoNotDisruptAnnotationKey] == "true" || nc.Annotations[apisv1.DoNotDisruptAnnotationKey] == "true",
 		LastPodEvent: cluster.LastPodEvent(node.Name),
 	}

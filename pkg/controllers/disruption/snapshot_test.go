@@ -228,6 +228,12 @@ func TestBuildState(t *testing.T) {
 		n.Annotations = map[string]string{apisv1.DoNotDisruptAnnotationKey: "true"}
 	})
 	nominated, _ := w.node("m5.large", "us-east-1a", apisv1.CapacityTypeOnDemand)
+	// A node a pending pod is nominated to (kube-scheduler keeps the pod's room there) is
+	// nominated too; a pod nominated somewhere and bound elsewhere nominates nothing.
+	waitedFor, _ := w.node("m5.large", "us-east-1a", apisv1.CapacityTypeOnDemand)
+	w.cluster.UpdatePod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "waiting"}, Status: corev1.PodStatus{NominatedNodeName: waitedFor.Name}})
+	w.cluster.UpdatePod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "landed"}, Spec: corev1.PodSpec{NodeName: plain.Name},
+		Status: corev1.PodStatus{NominatedNodeName: busy.Name}})
 	// A claim being deleted whose node is gone still counts; one never launched does not.
 	gone := &apisv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "claim-gone", Labels: map[string]string{apisv1.NodePoolLabelKey: "general"},
 		DeletionTimestamp: &metav1.Time{Time: t0}, Finalizers: []string{apisv1.TerminationFinalizer}},
@@ -279,6 +285,12 @@ func TestBuildState(t *testing.T) {
 	}
 	if _, _, nom, _, _ := get(nominated); !nom {
 		t.Error("nominated node not reported as such")
+	}
+	if _, _, nom, _, _ := get(waitedFor); !nom {
+		t.Error("a node a pending pod is nominated to is not reported as nominated")
+	}
+	if _, _, nom, _, _ := get(plain); nom {
+		t.Error("a node with only bound pods is reported as nominated")
 	}
 	if e, ok := v.Node("claim-gone"); !ok || !e.Deleting || e.NodePool != "general" {
 		t.Errorf("a launched claim being deleted without its node must count as deleting: %+v", e)

@@ -41,7 +41,15 @@ type nominator struct {
 	claimOf map[types.NamespacedName]string   // pod → the claim it is planned onto
 	made    map[types.NamespacedName]nomination
 	queue   chan string // provider IDs of nodes registered or updated
+	// writes bounds the status patches in flight (nominationWorkers): a node of a large batch
+	// has tens of pods to nominate, and a batch tens of nodes registering at once.
+	writes chan struct{}
 }
+
+// nominationWorkers is how many nominations are written at once. Written one at a time, the
+// nominations of 10,000 pods lagged minutes behind kube-scheduler, which meanwhile bound the
+// pods where its own scores said; the client's QPS limit still paces the API server.
+const nominationWorkers = 32
 
 // nomination is one tenon made: the node, and when.
 type nomination struct {
@@ -56,7 +64,8 @@ const NominationTTL = time.Minute
 
 func newNominator(kube client.Client, cluster *state.Cluster, clk clock.Clock, log logr.Logger, stale func()) *nominator {
 	return &nominator{kube: kube, cluster: cluster, clock: clk, log: log, stale: stale, planned: map[string][]types.NamespacedName{},
-		claimOf: map[types.NamespacedName]string{}, made: map[types.NamespacedName]nomination{}, queue: make(chan string, 4096)}
+		claimOf: map[types.NamespacedName]string{}, made: map[types.NamespacedName]nomination{}, queue: make(chan string, 4096),
+		writes: make(chan struct{}, nominationWorkers)}
 }
 
 // isStale reports whether the pod's nomination is one tenon made more than NominationTTL ago.
@@ -147,7 +156,8 @@ func (n *nominator) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case id := <-n.queue:
-			n.nominate(ctx, id)
+			// Nodes are nominated side by side; n.writes bounds the writes in flight.
+			go n.nominate(ctx, id)
 		case <-t.C():
 			n.sweep()
 			t.Reset(NominationTTL / 4)
@@ -156,7 +166,8 @@ func (n *nominator) run(ctx context.Context) {
 }
 
 // nominate sets the node of the claim with providerID as the nominated node of the pods
-// planned onto the claim that are still pending and nominated nowhere.
+// planned onto the claim that are still pending and nominated nowhere. The writes go out
+// nominationWorkers at a time across all nodes; nominate returns once they are all done.
 func (n *nominator) nominate(ctx context.Context, providerID string) {
 	claim, node := n.cluster.ByProviderID(providerID)
 	if claim == nil || node == nil {
@@ -165,32 +176,49 @@ func (n *nominator) nominate(ctx context.Context, providerID string) {
 	n.mu.Lock()
 	keys := n.take(claim.Name)
 	n.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, key := range keys {
-		pod := &corev1.Pod{}
-		if err := n.kube.Get(ctx, key, pod); err != nil {
-			continue // gone
+		select {
+		case n.writes <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return
 		}
-		if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil {
-			continue
-		}
-		n.mu.Lock()
-		own := n.made[key].node
-		n.mu.Unlock()
-		// Another's nomination (kube-scheduler's, for a preemption) is left alone; tenon's own
-		// earlier one is replaced by the new plan's.
-		if nnn := pod.Status.NominatedNodeName; nnn == node.Name || (nnn != "" && nnn != own) {
-			continue
-		}
-		patch := client.MergeFrom(pod.DeepCopy())
-		pod.Status.NominatedNodeName = node.Name
-		if err := n.kube.Status().Patch(ctx, pod, patch); err != nil {
-			if !apierrors.IsNotFound(err) {
-				n.log.V(1).Info("could not nominate a pod to its planned node", "pod", snapshot.PodKey(pod), "node", node.Name, "error", err.Error())
-			}
-			continue
-		}
-		n.mu.Lock()
-		n.made[key] = nomination{node: node.Name, at: n.clock.Now()}
-		n.mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer func() { <-n.writes; wg.Done() }()
+			n.nominateOne(ctx, key, node.Name)
+		}()
 	}
+	wg.Wait()
+}
+
+// nominateOne nominates one pod to node unless it is bound, going, or nominated by another.
+func (n *nominator) nominateOne(ctx context.Context, key types.NamespacedName, node string) {
+	pod := &corev1.Pod{}
+	if err := n.kube.Get(ctx, key, pod); err != nil {
+		return // gone
+	}
+	if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil {
+		return
+	}
+	n.mu.Lock()
+	own := n.made[key].node
+	n.mu.Unlock()
+	// Another's nomination (kube-scheduler's, for a preemption) is left alone; tenon's own
+	// earlier one is replaced by the new plan's.
+	if nnn := pod.Status.NominatedNodeName; nnn == node || (nnn != "" && nnn != own) {
+		return
+	}
+	patch := client.MergeFrom(pod.DeepCopy())
+	pod.Status.NominatedNodeName = node
+	if err := n.kube.Status().Patch(ctx, pod, patch); err != nil {
+		if !apierrors.IsNotFound(err) {
+			n.log.V(1).Info("could not nominate a pod to its planned node", "pod", snapshot.PodKey(pod), "node", node, "error", err.Error())
+		}
+		return
+	}
+	n.mu.Lock()
+	n.made[key] = nomination{node: node, at: n.clock.Now()}
+	n.mu.Unlock()
 }
