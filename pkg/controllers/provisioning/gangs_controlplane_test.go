@@ -45,6 +45,18 @@ func TestGangsOnControlPlane(t *testing.T) {
 	}
 	pool("gangs", "")
 	pool("small", "8") // two m5.xlarge
+	// Eight-GPU machines, three zones: a training job of four 8-GPU workers.
+	gpu8 := &apisv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "gpu8"}}
+	gpu8.Spec.Template.Spec.NodeClassRef = ctrltest.NodeClassRef("gangs-gpu")
+	gpu8.Spec.Template.Spec.Requirements = []apisv1.NodeSelectorRequirementWithMinValues{
+		ctrltest.Req(apisv1.LabelInstanceFamily, corev1.NodeSelectorOpIn, "g6", "g5", "p4d"),
+		ctrltest.Req(apisv1.LabelInstanceGPUCount, corev1.NodeSelectorOpIn, "8"),
+		ctrltest.Req(apisv1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, apisv1.CapacityTypeOnDemand),
+	}
+	gpuSpec := ctrltest.FastSpec()
+	gpuSpec.Zones = []string{"us-east-1a", "us-east-1b", "us-east-1c"}
+	e.NodeClass(t, "gangs-gpu", gpuSpec)
+	e.Create(t, gpu8)
 	e.Namespace(t, "gangs")
 
 	popts, _ := fastLoops()
@@ -106,6 +118,51 @@ func TestGangsOnControlPlane(t *testing.T) {
 	}
 	if n := len(claims("gangs")); n != 4 || len(zones) != 1 {
 		t.Fatalf("%d NodeClaims in zones %v: want four in one zone", n, zones)
+	}
+
+	// Four workers of eight GPUs each: four 8-GPU nodes, all in one zone, and all four bind
+	// once the nodes' GPUs are published.
+	group("llm", 4, corev1.LabelTopologyZone)
+	for i := range 4 {
+		g := "llm"
+		e.Create(t, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "gangs", Name: fmt.Sprintf("llm-%d", i)},
+			Spec: corev1.PodSpec{
+				SchedulingGroup:               &corev1.PodSchedulingGroup{PodGroupName: &g},
+				NodeSelector:                  map[string]string{apisv1.NodePoolLabelKey: "gpu8"},
+				TerminationGracePeriodSeconds: new(int64(1)),
+				Containers: []corev1.Container{{Name: "worker", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8")},
+					Limits:   corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")}}}},
+			},
+		})
+	}
+	ctrltest.Eventually(t, "the four 8-GPU workers run", func() (bool, string) {
+		running := 0
+		for i := range 4 {
+			p := &corev1.Pod{}
+			if e.Get(t, "gangs", fmt.Sprintf("llm-%d", i), p) && p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		return running == 4, fmt.Sprintf("%d of 4 running", running)
+	})
+	gpuZones := map[string]bool{}
+	for i := range 4 {
+		p := &corev1.Pod{}
+		e.Get(t, "gangs", fmt.Sprintf("llm-%d", i), p)
+		n := e.Node(t, p.Spec.NodeName)
+		if n == nil {
+			t.Fatalf("pod llm-%d runs on node %q, which is gone", i, p.Spec.NodeName)
+		}
+		gpus := n.Status.Allocatable["nvidia.com/gpu"]
+		if gpus.Value() != 8 {
+			t.Errorf("pod llm-%d runs on %s with %s GPUs", i, n.Name, gpus.String())
+		}
+		gpuZones[n.Labels[corev1.LabelTopologyZone]] = true
+	}
+	if n := len(claims("gpu8")); n != 4 || len(gpuZones) != 1 {
+		t.Fatalf("%d NodeClaims for the 8-GPU gang, its pods in zones %v: want four nodes in one zone", n, gpuZones)
 	}
 
 	// Three pods of three CPUs where the limit leaves room for two nodes: nothing is bought.

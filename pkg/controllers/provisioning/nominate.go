@@ -47,9 +47,11 @@ type nominator struct {
 }
 
 // nominationWorkers is how many nominations are written at once. Written one at a time, the
-// nominations of 10,000 pods lagged minutes behind kube-scheduler, which meanwhile bound the
-// pods where its own scores said; the client's QPS limit still paces the API server.
-const nominationWorkers = 32
+// nominations of 10,000 pods lag minutes behind kube-scheduler; written 4 or 32 at a time, a
+// burst of 1,000 pods bound two to three times slower and bought one or two NodeClaims more
+// (BenchmarkProvisioning, docs/performance.md), kube-scheduler being slowed by the burst of pod
+// updates. One at a time is what measured best.
+const nominationWorkers = 1
 
 // nomination is one tenon made: the node, and when.
 type nomination struct {
