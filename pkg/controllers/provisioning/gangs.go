@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -55,11 +56,16 @@ type gangRelease struct {
 	kept   []string
 }
 
-// incompleteGangs returns the gangs whose first NodeClaim is older than deadline while fewer
-// than minCount of their pods are bound, with the NodeClaims to release. podsOn lists the pods
-// bound to a node.
-func incompleteGangs(gangs []solver.Gang, pods []*corev1.Pod, claims []*apisv1.NodeClaim, podsOn func(node string) []*corev1.Pod, now time.Time, deadline time.Duration) []gangRelease {
+// incompleteGangs returns the gangs that have had fewer than minCount of their pods bound for
+// deadline, counted from their first NodeClaim's creation or from when the check first saw them
+// incomplete, whichever is later, with the NodeClaims to release. incomplete holds when each
+// gang was first seen incomplete; it is updated (a complete gang is forgotten), so that a gang
+// that ran and lost a pod (a worker restarted) gets the whole deadline to bind it again, and a
+// controller that restarts waits the whole deadline. podsOn lists the pods bound to a node.
+func incompleteGangs(gangs []solver.Gang, pods []*corev1.Pod, claims []*apisv1.NodeClaim, podsOn func(node string) []*corev1.Pod,
+	incomplete map[string]time.Time, now time.Time, deadline time.Duration) []gangRelease {
 	if len(gangs) == 0 {
+		clear(incomplete)
 		return nil
 	}
 	bound := map[string]int{}
@@ -80,17 +86,25 @@ func incompleteGangs(gangs []solver.Gang, pods []*corev1.Pod, claims []*apisv1.N
 		}
 	}
 	var out []gangRelease
+	seen := map[string]bool{}
 	for _, g := range gangs {
 		key := g.Namespace + "/" + g.Name
 		cs := byGang[key]
 		if len(cs) == 0 || bound[key] >= g.MinCount {
 			continue
 		}
+		seen[key] = true
+		if _, ok := incomplete[key]; !ok {
+			incomplete[key] = now
+		}
 		r := gangRelease{gang: g, key: key, bound: bound[key], since: cs[0].CreationTimestamp.Time}
 		for _, nc := range cs {
 			if nc.CreationTimestamp.Time.Before(r.since) {
 				r.since = nc.CreationTimestamp.Time
 			}
+		}
+		if t := incomplete[key]; t.After(r.since) {
+			r.since = t
 		}
 		if now.Sub(r.since) < deadline {
 			continue
@@ -108,6 +122,7 @@ func incompleteGangs(gangs []solver.Gang, pods []*corev1.Pod, claims []*apisv1.N
 			out = append(out, r)
 		}
 	}
+	maps.DeleteFunc(incomplete, func(k string, _ time.Time) bool { return !seen[k] })
 	return out
 }
 
@@ -116,9 +131,10 @@ func terminal(p *corev1.Pod) bool {
 }
 
 // releaseGangs checks the gangs every quarter of the deadline (at most every 15 s) until ctx
-// ends.
+// ends. A gang is released at most a check's interval late.
 func (p *Provisioner) releaseGangs(ctx context.Context) {
 	every := min(p.opts.GangDeadline/4, 15*time.Second)
+	incomplete := map[string]time.Time{} // this goroutine's alone
 	t := p.clock.NewTimer(every)
 	defer t.Stop()
 	for {
@@ -127,7 +143,7 @@ func (p *Provisioner) releaseGangs(ctx context.Context) {
 			return
 		case <-t.C():
 			err := recovery.Guard(p.log, ControllerName, func() error {
-				for _, r := range incompleteGangs(p.cluster.Gangs(), p.cluster.Pods(), p.cluster.NodeClaims(), p.cluster.PodsOn, p.clock.Now(), p.opts.GangDeadline) {
+				for _, r := range incompleteGangs(p.cluster.Gangs(), p.cluster.Pods(), p.cluster.NodeClaims(), p.cluster.PodsOn, incomplete, p.clock.Now(), p.opts.GangDeadline) {
 					p.release(ctx, r)
 				}
 				return nil

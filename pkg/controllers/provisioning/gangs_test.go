@@ -71,7 +71,8 @@ func TestIncompleteGangs(t *testing.T) {
 			}()}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := incompleteGangs([]solver.Gang{gang}, tc.pods, tc.claims, podsOn, t0, deadline)
+			// Seen incomplete since long before: the claims' age decides.
+			got := incompleteGangs([]solver.Gang{gang}, tc.pods, tc.claims, podsOn, map[string]time.Time{"ml/train": t0.Add(-time.Hour)}, t0, deadline)
 			var released, kept []string
 			for _, r := range got {
 				for _, nc := range r.claims {
@@ -83,5 +84,47 @@ func TestIncompleteGangs(t *testing.T) {
 				t.Errorf("released %v kept %v, want %v and %v", released, kept, tc.want, tc.kept)
 			}
 		})
+	}
+}
+
+// A gang that ran and lost a worker (its pod recreated, pending for a moment) is not released
+// at the next check though its claims are old: the deadline counts from when it was first seen
+// incomplete. Once complete again it is forgotten, and so is a gang that is gone.
+func TestIncompleteGangsCountFromWhenFirstSeen(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	const deadline = 10 * time.Minute
+	gang := solver.Gang{Namespace: "ml", Name: "train", MinCount: 2}
+	g := "train"
+	pod := func(name, node string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: name},
+			Spec: corev1.PodSpec{NodeName: node, SchedulingGroup: &corev1.PodSchedulingGroup{PodGroupName: &g}}}
+	}
+	claims := []*apisv1.NodeClaim{
+		{ObjectMeta: metav1.ObjectMeta{Name: "c1", CreationTimestamp: metav1.NewTime(t0.Add(-24 * time.Hour)), Annotations: map[string]string{snapshot.AnnotationPodGroups: "ml/train"}},
+			Status: apisv1.NodeClaimStatus{NodeName: "n1"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "c2", CreationTimestamp: metav1.NewTime(t0.Add(-24 * time.Hour)), Annotations: map[string]string{snapshot.AnnotationPodGroups: "ml/train"}},
+			Status: apisv1.NodeClaimStatus{NodeName: "n2"}},
+	}
+	running := pod("w0", "n1")
+	podsOn := func(n string) []*corev1.Pod {
+		if n == "n1" {
+			return []*corev1.Pod{running}
+		}
+		return nil
+	}
+	incomplete := map[string]time.Time{}
+	if got := incompleteGangs([]solver.Gang{gang}, []*corev1.Pod{running, pod("w1", "n2")}, claims, podsOn, incomplete, t0, deadline); len(got) != 0 || len(incomplete) != 0 {
+		t.Fatalf("a complete gang: released %v, remembered %v", got, incomplete)
+	}
+	lost := []*corev1.Pod{running, pod("w1", "")}
+	if got := incompleteGangs([]solver.Gang{gang}, lost, claims, podsOn, incomplete, t0.Add(time.Minute), deadline); len(got) != 0 {
+		t.Fatalf("a gang that just lost a worker is released: %+v", got)
+	}
+	got := incompleteGangs([]solver.Gang{gang}, lost, claims, podsOn, incomplete, t0.Add(11*time.Minute+time.Second), deadline)
+	if len(got) != 1 || len(got[0].claims) != 1 || got[0].claims[0].Name != "c2" || !slices.Equal(got[0].kept, []string{"c1"}) {
+		t.Fatalf("after the deadline: %+v, want c2 released and c1 (running a pod) kept", got)
+	}
+	if incompleteGangs(nil, lost, claims, podsOn, incomplete, t0.Add(12*time.Minute), deadline); len(incomplete) != 0 {
+		t.Errorf("a gang that is gone is remembered: %v", incomplete)
 	}
 }
