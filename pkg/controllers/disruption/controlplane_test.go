@@ -67,13 +67,17 @@ func claimOf(t *testing.T, e *ctrltest.Env, np *apisv1.NodePool, name string) (s
 	return nc.Status.NodeName, nc
 }
 
-// runController starts a manager with the NodeClaim controllers and the disruption controller.
+// runController starts a manager with the NodeClaim controllers and the disruption controller,
+// its mirror following PodGroups too.
 func runController(t *testing.T, e *ctrltest.Env, opts disruptionctrl.Options) (*ctrltest.Manager, *state.Cluster) {
 	t.Helper()
 	cluster := state.NewCluster(clock.RealClock{})
 	mopts := ctrltest.FastOptions()
 	mopts.Setup = func(mgr manager.Manager, m *ctrltest.Manager) error {
 		if err := cluster.Register(context.Background(), mgr.GetCache()); err != nil {
+			return err
+		}
+		if err := cluster.RegisterPodGroups(context.Background(), mgr.GetCache()); err != nil { // the control plane serves them
 			return err
 		}
 		_, err := disruptionctrl.Register(mgr, disruptionctrl.Deps{

@@ -11,15 +11,12 @@ import (
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
-	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	disruptionctrl "github.com/tenon-sh/tenon/pkg/controllers/disruption"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/ctrltest"
 	"github.com/tenon-sh/tenon/pkg/disruption"
-	"github.com/tenon-sh/tenon/pkg/events"
 	"github.com/tenon-sh/tenon/pkg/state"
 )
 
@@ -36,23 +33,8 @@ func testWholeGroupDriftsTogether(t *testing.T, e *ctrltest.Env) {
 	np.Spec.Disruption.Budgets = []apisv1.Budget{{Nodes: "2"}}
 	e.Create(t, np)
 	results := make(chan disruptionctrl.CommandResult, 256) // commands on earlier subtests' nodes arrive too
-	cluster := state.NewCluster(clock.RealClock{})
-	mopts := ctrltest.FastOptions()
-	mopts.Setup = func(mgr manager.Manager, m *ctrltest.Manager) error {
-		if err := cluster.Register(ctx, mgr.GetCache()); err != nil {
-			return err
-		}
-		if err := cluster.RegisterPodGroups(ctx, mgr.GetCache()); err != nil {
-			return err
-		}
-		_, err := disruptionctrl.Register(mgr, disruptionctrl.Deps{
-			Cluster: cluster, Cloud: m.Provider, Filter: m.Unavailable,
-			Recorder: events.New(mgr.GetEventRecorderFor("tenon"), events.Options{}), //nolint:staticcheck // the provisioner records through the same API
-		}, disruptionctrl.Options{PassInterval: 300 * time.Millisecond, ValidationDelay: 200 * time.Millisecond,
-			OnCommand: func(r disruptionctrl.CommandResult) { results <- r }})
-		return err
-	}
-	e.StartManager(t, mopts)
+	_, cluster := runController(t, e, disruptionctrl.Options{PassInterval: 300 * time.Millisecond, ValidationDelay: 200 * time.Millisecond,
+		OnCommand: func(r disruptionctrl.CommandResult) { results <- r }})
 
 	e.Namespace(t, "whole")
 	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "whole", Name: "train"}}

@@ -70,20 +70,8 @@ func TestGangsOnControlPlane(t *testing.T) {
 		}
 		e.Create(t, pg)
 	}
-	members := func(group, pool string, n int) {
-		for i := range n {
-			e.Create(t, &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Namespace: "gangs", Name: fmt.Sprintf("%s-%d", group, i)},
-				Spec: corev1.PodSpec{
-					SchedulingGroup:               &corev1.PodSchedulingGroup{PodGroupName: &group},
-					NodeSelector:                  map[string]string{apisv1.NodePoolLabelKey: pool},
-					TerminationGracePeriodSeconds: new(int64(1)),
-					Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{
-						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}}}},
-				},
-			})
-		}
-	}
+	threeCPUs := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}}
+	members := func(group, pool string, n int) { gangMembers(t, e, group, pool, n, threeCPUs) }
 	claims := func(pool string) []apisv1.NodeClaim {
 		list := &apisv1.NodeClaimList{}
 		if err := e.Client.List(context.Background(), list, client.MatchingLabels{apisv1.NodePoolLabelKey: pool}); err != nil {
@@ -123,20 +111,9 @@ func TestGangsOnControlPlane(t *testing.T) {
 	// Four workers of eight GPUs each: four 8-GPU nodes, all in one zone, and all four bind
 	// once the nodes' GPUs are published.
 	group("llm", 4, corev1.LabelTopologyZone)
-	for i := range 4 {
-		g := "llm"
-		e.Create(t, &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "gangs", Name: fmt.Sprintf("llm-%d", i)},
-			Spec: corev1.PodSpec{
-				SchedulingGroup:               &corev1.PodSchedulingGroup{PodGroupName: &g},
-				NodeSelector:                  map[string]string{apisv1.NodePoolLabelKey: "gpu8"},
-				TerminationGracePeriodSeconds: new(int64(1)),
-				Containers: []corev1.Container{{Name: "worker", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8")},
-					Limits:   corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")}}}},
-			},
-		})
-	}
+	gangMembers(t, e, "llm", "gpu8", 4, corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8")},
+		Limits:   corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")}})
 	ctrltest.Eventually(t, "the four 8-GPU workers run", func() (bool, string) {
 		running := 0
 		for i := range 4 {
@@ -212,17 +189,7 @@ func TestGangReleasedAfterTheDeadline(t *testing.T) {
 	pg.Spec.SchedulingPolicy.Gang = &schedulingv1beta1.GangSchedulingPolicy{MinCount: 4}
 	pg.Spec.SchedulingConstraints = &schedulingv1beta1.PodGroupSchedulingConstraints{Topology: []schedulingv1beta1.TopologyConstraint{{Key: corev1.LabelTopologyZone}}}
 	e.Create(t, pg)
-	for i := range 4 {
-		e.Create(t, &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "gangs", Name: fmt.Sprintf("%s-%d", group, i)},
-			Spec: corev1.PodSpec{
-				SchedulingGroup:               &corev1.PodSchedulingGroup{PodGroupName: &group},
-				TerminationGracePeriodSeconds: new(int64(1)),
-				Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}}}},
-			},
-		})
-	}
+	gangMembers(t, e, group, np.Name, 4, corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}})
 	live := func() (names []string, launched int) {
 		list := &apisv1.NodeClaimList{}
 		if err := e.Client.List(context.Background(), list, client.MatchingLabels{apisv1.NodePoolLabelKey: np.Name}); err != nil {
@@ -266,5 +233,22 @@ func TestGangReleasedAfterTheDeadline(t *testing.T) {
 	time.Sleep(3 * time.Second) // several batches: nothing is bought again while the offering is marked
 	if names, _ := live(); len(names) != 0 || bound() != 0 {
 		t.Fatalf("after the release: NodeClaims %v, %d pods bound; want none", names, bound())
+	}
+}
+
+// gangMembers creates n pods named group-0 … in namespace gangs that name PodGroup group and
+// select NodePool pool, each requesting res.
+func gangMembers(t *testing.T, e *ctrltest.Env, group, pool string, n int, res corev1.ResourceRequirements) {
+	t.Helper()
+	for i := range n {
+		e.Create(t, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "gangs", Name: fmt.Sprintf("%s-%d", group, i)},
+			Spec: corev1.PodSpec{
+				SchedulingGroup:               &corev1.PodSchedulingGroup{PodGroupName: &group},
+				NodeSelector:                  map[string]string{apisv1.NodePoolLabelKey: pool},
+				TerminationGracePeriodSeconds: new(int64(1)),
+				Containers:                    []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10", Resources: res}},
+			},
+		})
 	}
 }
