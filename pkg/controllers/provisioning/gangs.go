@@ -143,7 +143,12 @@ func (p *Provisioner) releaseGangs(ctx context.Context) {
 			return
 		case <-t.C():
 			err := recovery.Guard(p.log, ControllerName, func() error {
-				for _, r := range incompleteGangs(p.cluster.Gangs(), p.cluster.Pods(), p.cluster.NodeClaims(), p.cluster.PodsOn, incomplete, p.clock.Now(), p.opts.GangDeadline) {
+				gangs := p.cluster.Gangs()
+				if len(gangs) == 0 {
+					clear(incomplete)
+					return nil // no PodGroups: the cluster's pods are not even listed
+				}
+				for _, r := range incompleteGangs(gangs, p.cluster.Pods(), p.cluster.NodeClaims(), p.cluster.PodsOn, incomplete, p.clock.Now(), p.opts.GangDeadline) {
 					p.release(ctx, r)
 				}
 				return nil

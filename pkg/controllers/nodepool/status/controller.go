@@ -197,15 +197,18 @@ func (c *Controller) stampHash(ctx context.Context, np *apisv1.NodePool) error {
 	return c.deps.Client.Patch(ctx, np, client.MergeFrom(orig))
 }
 
-// count sets status.nodes and status.resources.
+// count sets status.nodes and status.resources. The lists are the cache's own objects, not
+// copies (Count only reads them): a scale-up reconciles a NodePool at every NodeClaim and Node
+// change, and copying every claim and node of the pool each time took 12% of a 10,000-pod
+// provisioning run's CPU.
 func (c *Controller) count(ctx context.Context, np *apisv1.NodePool) error {
 	selector := client.MatchingLabels{apisv1.NodePoolLabelKey: np.Name}
 	claimList := &apisv1.NodeClaimList{}
-	if err := c.deps.Client.List(ctx, claimList, selector); err != nil {
+	if err := c.deps.Client.List(ctx, claimList, selector, client.UnsafeDisableDeepCopy); err != nil {
 		return err
 	}
 	nodeList := &corev1.NodeList{}
-	if err := c.deps.Client.List(ctx, nodeList, selector); err != nil {
+	if err := c.deps.Client.List(ctx, nodeList, selector, client.UnsafeDisableDeepCopy); err != nil {
 		return err
 	}
 	claims := make([]*apisv1.NodeClaim, len(claimList.Items))
