@@ -3,6 +3,7 @@ package cloudprovider
 import (
 	"errors"
 	"fmt"
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"strings"
 )
 
@@ -48,6 +49,17 @@ type Offering struct {
 }
 
 func (o Offering) String() string { return o.InstanceType + "/" + o.Zone + "/" + o.CapacityType }
+
+// LaunchedOffering is the offering a NodeClaim launched as, from the labels the launch set on
+// it; false until they are all set.
+func LaunchedOffering(claim *apisv1.NodeClaim) (Offering, bool) {
+	o := Offering{
+		InstanceType: claim.Labels[apisv1.LabelInstanceType],
+		Zone:         claim.Labels[apisv1.LabelZone],
+		CapacityType: claim.Labels[apisv1.CapacityTypeLabelKey],
+	}
+	return o, o.InstanceType != "" && o.Zone != "" && o.CapacityType != ""
+}
 
 // InsufficientCapacityError says every offering tried is out of capacity. Callers mark those
 // offerings unavailable for a while and try elsewhere.

@@ -3,6 +3,7 @@ package disruption
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -198,8 +199,11 @@ func (d *decider) evaluate(cs []*candidate, kind evalKind) (*Command, *Skip, err
 	}
 	// A unit's nodes are counted against each one's own NodePool; a multi-node set also against
 	// the first one's.
-	if (!isUnit(cs) && !d.budgets.allows(pool, apisv1.DisruptionReasonUnderutilized, len(cs))) || !d.budgetsAllowEach(cs, apisv1.DisruptionReasonUnderutilized) {
+	if !isUnit(cs) && !d.budgets.allows(pool, apisv1.DisruptionReasonUnderutilized, len(cs)) {
 		return reject(SkipBudget, "the disruption budgets of nodepool %s allow no more consolidation now", pool)
+	}
+	if refusing := d.budgetRefuses(cs, apisv1.DisruptionReasonUnderutilized); refusing != "" {
+		return reject(SkipBudget, "the disruption budgets of nodepool %s allow no more consolidation now", refusing)
 	}
 	var names []string
 	for _, c := range cs {
@@ -271,19 +275,19 @@ func (d *decider) evaluate(cs []*candidate, kind evalKind) (*Command, *Skip, err
 	return &cmd, nil, nil
 }
 
-// budgetsAllowEach reports whether the budgets of every NodePool of cs allow its nodes among
-// them at once, for reason.
-func (d *decider) budgetsAllowEach(cs []*candidate, reason apisv1.DisruptionReason) bool {
+// budgetRefuses names the NodePool among cs whose budgets do not allow all its nodes among
+// them at once for reason (the first by name), or "" when every pool's do.
+func (d *decider) budgetRefuses(cs []*candidate, reason apisv1.DisruptionReason) string {
 	n := map[string]int{}
 	for _, c := range cs {
 		n[c.NodePool]++
 	}
-	for pool, k := range n {
-		if !d.budgets.allows(pool, reason, k) {
-			return false
+	for _, pool := range slices.Sorted(maps.Keys(n)) {
+		if !d.budgets.allows(pool, reason, n[pool]) {
+			return pool
 		}
 	}
-	return true
+	return ""
 }
 
 // placeOf returns the candidates' pods that need a place elsewhere.

@@ -229,8 +229,8 @@ func (d *decider) drift() error {
 			continue
 		}
 		cs := c.whole()
-		if !d.budgetsAllowEach(cs, apisv1.DisruptionReasonDrifted) {
-			d.skip(c, SkipBudget, "the disruption budgets of nodepool %s allow no more drift now", c.NodePool)
+		if refusing := d.budgetRefuses(cs, apisv1.DisruptionReasonDrifted); refusing != "" {
+			d.skip(c, SkipBudget, "the disruption budgets of nodepool %s allow no more drift now", refusing)
 			continue
 		}
 		if err := d.replaceForcefully(c, cs, MethodDrift, apisv1.DisruptionReasonDrifted, "drifted: "+c.Drifted); err != nil {

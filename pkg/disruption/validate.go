@@ -66,14 +66,8 @@ func Validate(s *Snapshot, cmd Command, opts Options) (Command, error) {
 			return invalid(c, r, "%s", msg)
 		}
 	}
-	byPool := map[string]int{}
-	for _, c := range cs {
-		byPool[c.NodePool]++
-	}
-	for pool, n := range byPool {
-		if !d.budgets.allows(pool, cmd.Reason, n) {
-			return invalid(cs[0], SkipBudget, "the disruption budgets of nodepool %s allow no more now", pool)
-		}
+	if pool := d.budgetRefuses(cs, cmd.Reason); pool != "" {
+		return invalid(cs[0], SkipBudget, "the disruption budgets of nodepool %s allow no more now", pool)
 	}
 	switch cmd.Method {
 	case MethodEmptiness:
@@ -93,8 +87,7 @@ func Validate(s *Snapshot, cmd Command, opts Options) (Command, error) {
 		out.Replacements, out.Moves = nil, nil
 		return out, nil
 	case MethodDrift:
-		i := slices.IndexFunc(cs, func(c *candidate) bool { return c.Drifted != "" })
-		if i < 0 {
+		if !slices.ContainsFunc(cs, func(c *candidate) bool { return c.Drifted != "" }) {
 			return invalid(cs[0], SkipNotDrifted, "it no longer drifts")
 		}
 		o, r, msg, err := d.removal(cs, cmd.Method)

@@ -110,25 +110,39 @@ func (u *unit) names() string {
 // unitBlocked says why c's unit may not be disrupted because of another of its nodes, or "".
 // c's own state is blocked's to judge.
 func (d *decider) unitBlocked(c *candidate) (SkipReason, string) {
-	u := c.unit
-	if u == nil {
+	msg := d.unitHeld(c, "cannot be", func(m *candidate) string {
+		_, why := d.blockedAlone(m)
+		return why
+	})
+	if msg == "" {
 		return "", ""
 	}
+	return SkipPodGroup, msg
+}
+
+// unitHeld says why c's unit cannot go now because of another of its nodes, or "": the group
+// also runs outside tenon, another node is in another command of this pass, or held says why it
+// may not go (described as what).
+func (d *decider) unitHeld(c *candidate, what string, held func(m *candidate) string) string {
+	u := c.unit
+	if u == nil {
+		return ""
+	}
 	if u.outside != "" {
-		return SkipPodGroup, fmt.Sprintf("podgroup %s is disrupted only whole (disruptionMode All) and also runs on node %s, which tenon does not manage", u.outsideGroup, u.outside)
+		return fmt.Sprintf("podgroup %s is disrupted only whole (disruptionMode All) and also runs on node %s, which tenon does not manage", u.outsideGroup, u.outside)
 	}
 	for _, m := range u.nodes {
 		if m == c {
 			continue
 		}
-		if r, msg := d.blockedAlone(m); r != "" {
-			return SkipPodGroup, fmt.Sprintf("%s is disrupted only whole (disruptionMode All), and its node %s cannot be: %s", u.names(), m.Name, msg)
+		if why := held(m); why != "" {
+			return fmt.Sprintf("%s is disrupted only whole (disruptionMode All), and its node %s %s: %s", u.names(), m.Name, what, why)
 		}
 		if d.taken[m.Name] || d.receiving[m.Name] {
-			return SkipPodGroup, fmt.Sprintf("%s is disrupted only whole (disruptionMode All), and its node %s is in another command of this pass", u.names(), m.Name)
+			return fmt.Sprintf("%s is disrupted only whole (disruptionMode All), and its node %s is in another command of this pass", u.names(), m.Name)
 		}
 	}
-	return "", ""
+	return ""
 }
 
 // isUnit reports whether cs are exactly the nodes of one unit.
@@ -164,23 +178,17 @@ func splitsUnit(cs []*candidate) string {
 // unitUnforceable says why c's unit cannot be replaced by force (expiration) now: another of its
 // nodes is going already, not initialized, in another command, or outside tenon; "" when it can.
 func (d *decider) unitUnforceable(c *candidate) string {
-	u := c.unit
-	if u == nil {
-		return ""
-	}
-	if u.outside != "" {
-		return fmt.Sprintf("podgroup %s is disrupted only whole (disruptionMode All) and also runs on node %s, which tenon does not manage", u.outsideGroup, u.outside)
-	}
-	for _, m := range u.nodes {
+	return d.unitHeld(c, "cannot be replaced", func(m *candidate) string {
 		switch {
-		case m == c:
-		case m.Deleting || !m.Initialized || m.pool == nil:
-			return fmt.Sprintf("%s is disrupted only whole (disruptionMode All), and its node %s is being deleted, not initialized or without a nodepool", u.names(), m.Name)
-		case d.taken[m.Name] || d.receiving[m.Name]:
-			return fmt.Sprintf("%s is disrupted only whole (disruptionMode All), and its node %s is in another command of this pass", u.names(), m.Name)
+		case m.Deleting:
+			return "already being deleted"
+		case !m.Initialized:
+			return "not initialized"
+		case m.pool == nil:
+			return fmt.Sprintf("nodepool %q does not exist", m.NodePool)
 		}
-	}
-	return ""
+		return ""
+	})
 }
 
 // wholeUnits keeps, of the nodes eligible for consolidation one by one, those whose unit is

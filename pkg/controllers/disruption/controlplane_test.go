@@ -92,7 +92,6 @@ func runController(t *testing.T, e *ctrltest.Env, opts disruptionctrl.Options) (
 // A drift replacement that never initializes is rolled back: it is deleted, the candidate is
 // untainted and unmarked, and then left alone for the failure backoff.
 func testRollback(t *testing.T, e *ctrltest.Env) {
-	ctx := context.Background()
 	e.NodeClass(t, "rollback", ctrltest.FastSpec())
 	np := pool("rollback", "rollback")
 	e.Create(t, np)
@@ -111,13 +110,9 @@ func testRollback(t *testing.T, e *ctrltest.Env) {
 
 	// The template gains a startup taint nothing removes: every node drifts, and a replacement
 	// never initializes.
-	stored := &apisv1.NodePool{}
-	e.Get(t, "", np.Name, stored)
-	orig := stored.DeepCopy()
-	stored.Spec.Template.Spec.StartupTaints = []corev1.Taint{{Key: "example.com/never", Effect: corev1.TaintEffectNoSchedule}}
-	if err := e.Client.Patch(ctx, stored, client.MergeFrom(orig)); err != nil {
-		t.Fatal(err)
-	}
+	patchPool(t, e, np.Name, func(stored *apisv1.NodePool) {
+		stored.Spec.Template.Spec.StartupTaints = []corev1.Taint{{Key: "example.com/never", Effect: corev1.TaintEffectNoSchedule}}
+	})
 
 	var res disruptionctrl.CommandResult
 	select {
@@ -374,13 +369,9 @@ func testStaticDrift(t *testing.T, e *ctrltest.Env) {
 		return len(names) == 2 && init == 2, fmt.Sprintf("%v, %d initialized", names, init)
 	})
 
-	stored := &apisv1.NodePool{}
-	e.Get(t, "", np.Name, stored)
-	orig := stored.DeepCopy()
-	stored.Spec.Template.Labels = map[string]string{"example.com/revision": "2"}
-	if err := e.Client.Patch(ctx, stored, client.MergeFrom(orig)); err != nil {
-		t.Fatal(err)
-	}
+	patchPool(t, e, np.Name, func(stored *apisv1.NodePool) {
+		stored.Spec.Template.Labels = map[string]string{"example.com/revision": "2"}
+	})
 	ctrltest.Eventually(t, "both original nodeclaims are replaced", func() (bool, string) {
 		names, init := live()
 		if len(names) > 3 {
@@ -424,4 +415,16 @@ func testStaticDrift(t *testing.T, e *ctrltest.Env) {
 			}
 		}
 	})
+}
+
+// patchPool changes the stored NodePool called name with a merge patch.
+func patchPool(t *testing.T, e *ctrltest.Env, name string, mutate func(*apisv1.NodePool)) {
+	t.Helper()
+	stored := &apisv1.NodePool{}
+	e.Get(t, "", name, stored)
+	orig := stored.DeepCopy()
+	mutate(stored)
+	if err := e.Client.Patch(context.Background(), stored, client.MergeFrom(orig)); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,7 +1,6 @@
 package disruption_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	disruptionctrl "github.com/tenon-sh/tenon/pkg/controllers/disruption"
@@ -24,7 +22,6 @@ import (
 // is All, a third an ordinary pod; when the NodePool drifts, the group's nodes are replaced in
 // one command (the budget of 2 counting them together), never one without the other.
 func testWholeGroupDriftsTogether(t *testing.T, e *ctrltest.Env) {
-	ctx := context.Background()
 	if served, err := state.PodGroupsServed(discovery.NewDiscoveryClientForConfigOrDie(e.CP.RESTConfig())); err != nil || !served {
 		t.Fatalf("the control plane does not serve PodGroups (%v)", err)
 	}
@@ -61,13 +58,9 @@ func testWholeGroupDriftsTogether(t *testing.T, e *ctrltest.Env) {
 		return slices.Contains(cluster.WholeGroups(), "whole/train"), fmt.Sprint(cluster.WholeGroups())
 	})
 
-	stored := &apisv1.NodePool{}
-	e.Get(t, "", np.Name, stored)
-	orig := stored.DeepCopy()
-	stored.Spec.Template.Labels = map[string]string{"example.com/revision": "2"}
-	if err := e.Client.Patch(ctx, stored, client.MergeFrom(orig)); err != nil {
-		t.Fatal(err)
-	}
+	patchPool(t, e, np.Name, func(stored *apisv1.NodePool) {
+		stored.Spec.Template.Labels = map[string]string{"example.com/revision": "2"}
+	})
 
 	groupDone, otherDone := false, false
 	ctrltest.Eventually(t, "the group's nodes and the other node are replaced", func() (bool, string) {

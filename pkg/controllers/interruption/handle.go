@@ -89,7 +89,7 @@ func (c *Controller) lookup(ctx context.Context, providerID string) (*apisv1.Nod
 func (c *Controller) drain(ctx context.Context, m cloudprovider.InterruptionMessage, claim *apisv1.NodeClaim, node *corev1.Node) error {
 	now := c.deps.Clock.Now()
 	if m.Kind == cloudprovider.SpotInterruption && c.deps.Unavailable != nil {
-		if o, ok := offering(claim); ok && o.CapacityType == apisv1.CapacityTypeSpot {
+		if o, ok := cloudprovider.LaunchedOffering(claim); ok && o.CapacityType == apisv1.CapacityTypeSpot {
 			// First, so that the replacement planned below is not bought in the same place.
 			c.deps.Unavailable.MarkUnavailable(o, string(m.Kind), c.opts.UnavailableTTL)
 		}
@@ -234,16 +234,6 @@ func earlier(t time.Time, annotation string) bool {
 	}
 	at, err := time.Parse(time.RFC3339, annotation)
 	return err != nil || t.Truncate(time.Second).Before(at)
-}
-
-// offering is the offering a claim's instance was bought through, from its labels.
-func offering(claim *apisv1.NodeClaim) (cloudprovider.Offering, bool) {
-	o := cloudprovider.Offering{
-		InstanceType: claim.Labels[apisv1.LabelInstanceType],
-		Zone:         claim.Labels[apisv1.LabelZone],
-		CapacityType: claim.Labels[apisv1.CapacityTypeLabelKey],
-	}
-	return o, o.InstanceType != "" && o.Zone != "" && o.CapacityType != ""
 }
 
 // record records an event on the claim and, when there is one, the node.

@@ -70,7 +70,7 @@ func incompleteGangs(gangs []solver.Gang, pods []*corev1.Pod, claims []*apisv1.N
 	}
 	bound := map[string]int{}
 	for _, p := range pods {
-		if g := solver.GangOf(p); g != "" && p.Spec.NodeName != "" && p.DeletionTimestamp == nil && !terminal(p) {
+		if g := solver.GangOf(p); g != "" && p.Spec.NodeName != "" && solver.Reschedulable(p) { // bound, not finished or going
 			bound[g]++
 		}
 	}
@@ -110,9 +110,7 @@ func incompleteGangs(gangs []solver.Gang, pods []*corev1.Pod, claims []*apisv1.N
 			continue
 		}
 		for _, nc := range cs {
-			if node := nc.Status.NodeName; node != "" && slices.ContainsFunc(podsOn(node), func(p *corev1.Pod) bool {
-				return solver.Reschedulable(p) && p.DeletionTimestamp == nil && !terminal(p)
-			}) {
+			if node := nc.Status.NodeName; node != "" && slices.ContainsFunc(podsOn(node), solver.Reschedulable) {
 				r.kept = append(r.kept, nc.Name)
 				continue
 			}
@@ -124,10 +122,6 @@ func incompleteGangs(gangs []solver.Gang, pods []*corev1.Pod, claims []*apisv1.N
 	}
 	maps.DeleteFunc(incomplete, func(k string, _ time.Time) bool { return !seen[k] })
 	return out
-}
-
-func terminal(p *corev1.Pod) bool {
-	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 
 // releaseGangs checks the gangs every quarter of the deadline (at most every 15 s) until ctx
@@ -173,7 +167,7 @@ func (p *Provisioner) release(ctx context.Context, r gangRelease) {
 	marker, _ := p.source.Filter.(offeringMarker)
 	var released, offerings []string
 	for _, nc := range r.claims {
-		o := cloudprovider.Offering{InstanceType: nc.Labels[apisv1.LabelInstanceType], Zone: nc.Labels[apisv1.LabelZone], CapacityType: nc.Labels[apisv1.CapacityTypeLabelKey]}
+		o, launched := cloudprovider.LaunchedOffering(nc)
 		names := []string{nc.Name}
 		if nc.Status.NodeName != "" {
 			names = append(names, nc.Status.NodeName)
@@ -186,7 +180,7 @@ func (p *Provisioner) release(ctx context.Context, r gangRelease) {
 		}
 		released = append(released, nc.Name)
 		metrics.Disrupted(nc, metrics.ReasonGangIncomplete, "", 0)
-		if marker != nil && o.InstanceType != "" && o.Zone != "" && o.CapacityType != "" {
+		if marker != nil && launched {
 			marker.MarkUnavailable(o, ReasonGangIncomplete, p.opts.GangReleaseTTL)
 			if !slices.Contains(offerings, o.String()) {
 				offerings = append(offerings, o.String())
