@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
@@ -21,6 +22,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws"
 	cpmetrics "github.com/tenon-sh/tenon/pkg/cloudprovider/metrics"
@@ -225,7 +227,11 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 		return nil, err
 	}
 	// The lifecycle launches through the overlays: NodeOverlay prices rank a claim's offerings.
-	if err := lifecycle.Register(mgr, lifecycle.Deps{CloudProvider: o.Planned, UnavailableOfferings: o.Unavailable}, opts.Lifecycle); err != nil {
+	if err := lifecycle.Register(mgr, lifecycle.Deps{CloudProvider: o.Planned, UnavailableOfferings: o.Unavailable,
+		// o.Provisioner is set below, before the manager starts.
+		BeforeRegister: func(ctx context.Context, c *apisv1.NodeClaim, n *corev1.Node) {
+			o.Provisioner.BeforeRegister(ctx, c, n)
+		}}, opts.Lifecycle); err != nil {
 		return nil, err
 	}
 	if err := termination.Register(mgr, termination.Deps{CloudProvider: o.Measured}, opts.Termination); err != nil {

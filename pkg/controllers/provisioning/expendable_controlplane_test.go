@@ -123,6 +123,7 @@ func startLoops(t *testing.T, e *ctrltest.Env, popts provisioning.Options, dopts
 		if err := p.Register(context.Background(), mgr.GetCache()); err != nil {
 			return err
 		}
+		m.BeforeRegister = p.BeforeRegister
 		if err := mgr.Add(p); err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/snapshot"
 	"github.com/tenon-sh/tenon/pkg/state"
 )
@@ -168,11 +169,13 @@ func (n *nominator) run(ctx context.Context) {
 }
 
 // nominate sets the node of the claim with providerID as the nominated node of the pods
-// planned onto the claim that are still pending and nominated nowhere. The writes go out
-// nominationWorkers at a time across all nodes; nominate returns once they are all done.
+// planned onto the claim that are still pending and nominated nowhere. A node still carrying
+// karpenter.sh/unregistered is left to registration (registering, below), which nominates
+// before the taint comes off. The writes go out nominationWorkers at a time across all nodes;
+// nominate returns once they are all done.
 func (n *nominator) nominate(ctx context.Context, providerID string) {
 	claim, node := n.cluster.ByProviderID(providerID)
-	if claim == nil || node == nil {
+	if claim == nil || node == nil || unregistered(node) {
 		return
 	}
 	n.mu.Lock()
@@ -193,6 +196,27 @@ func (n *nominator) nominate(ctx context.Context, providerID string) {
 		}()
 	}
 	wg.Wait()
+}
+
+// registering nominates the pods planned onto claim to node, one after another, and returns
+// when they are written. Registration calls it before it takes the unregistered taint off the
+// node, so kube-scheduler, which cannot place a pod on the node before that, sees where each
+// pod was planned before it sees the room: nominations no longer race the scheduler.
+func (n *nominator) registering(ctx context.Context, claim, node string) {
+	n.mu.Lock()
+	keys := n.take(claim)
+	n.mu.Unlock()
+	for _, key := range keys {
+		if ctx.Err() != nil {
+			return
+		}
+		n.nominateOne(ctx, key, node)
+	}
+}
+
+// unregistered reports whether node still carries karpenter.sh/unregistered.
+func unregistered(node *corev1.Node) bool {
+	return slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&apisv1.UnregisteredNoExecuteTaint) })
 }
 
 // nominateOne nominates one pod to node unless it is bound, going, or nominated by another.

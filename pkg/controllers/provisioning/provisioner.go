@@ -158,6 +158,15 @@ func (p *Provisioner) NeedLeaderElection() bool { return true }
 // Trigger asks for a batch to be provisioned soon.
 func (p *Provisioner) Trigger() { p.batcher.Trigger() }
 
+// BeforeRegister is the NodeClaim lifecycle's hook (lifecycle.Deps.BeforeRegister): with
+// Options.NominatePods it nominates the pods planned onto claim to node before the node's
+// unregistered taint comes off; without, it does nothing.
+func (p *Provisioner) BeforeRegister(ctx context.Context, claim *apisv1.NodeClaim, node *corev1.Node) {
+	if p.nom != nil {
+		p.nom.registering(ctx, claim.Name, node.Name)
+	}
+}
+
 // Register triggers a batch whenever a pod becomes provisionable, and when a NodeClaim or Node
 // goes away (its pods need room again).
 func (p *Provisioner) Register(ctx context.Context, informers cache.Informers) error {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
@@ -93,7 +94,10 @@ func FastOptions() Options {
 type Manager struct {
 	Provider    *simulated.Provider
 	Unavailable *cloudprovider.UnavailableOfferings
-	stop        func()
+	// BeforeRegister is the lifecycle's registration hook (lifecycle.Deps.BeforeRegister);
+	// Options.Setup may set it (to the provisioner's).
+	BeforeRegister func(ctx context.Context, claim *apisv1.NodeClaim, node *corev1.Node)
+	stop           func()
 }
 
 // StartManager starts a manager on the env's control plane with the simulated provider
@@ -119,7 +123,13 @@ func (e *Env) StartManager(t *testing.T, opts Options) *Manager {
 	if opts.Launcher != nil {
 		launcher = opts.Launcher(p)
 	}
-	if err := lifecycle.Register(mgr, lifecycle.Deps{CloudProvider: launcher, UnavailableOfferings: unavailable}, opts.Lifecycle); err != nil {
+	m := &Manager{Provider: p, Unavailable: unavailable}
+	if err := lifecycle.Register(mgr, lifecycle.Deps{CloudProvider: launcher, UnavailableOfferings: unavailable,
+		BeforeRegister: func(ctx context.Context, c *apisv1.NodeClaim, n *corev1.Node) {
+			if m.BeforeRegister != nil {
+				m.BeforeRegister(ctx, c, n)
+			}
+		}}, opts.Lifecycle); err != nil {
 		t.Fatal(err)
 	}
 	if err := termination.Register(mgr, termination.Deps{CloudProvider: p}, opts.Termination); err != nil {
@@ -131,7 +141,6 @@ func (e *Env) StartManager(t *testing.T, opts Options) *Manager {
 	if err := status.Register(mgr, status.Deps{CloudProvider: p}, opts.Status); err != nil {
 		t.Fatal(err)
 	}
-	m := &Manager{Provider: p, Unavailable: unavailable}
 	if opts.Setup != nil {
 		if err := opts.Setup(mgr, m); err != nil {
 			t.Fatal(err)

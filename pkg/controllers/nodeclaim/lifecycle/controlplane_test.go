@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
@@ -27,9 +29,14 @@ func TestOnControlPlane(t *testing.T) {
 	opts.Lifecycle.LaunchTimeout = 4 * time.Second
 	opts.Lifecycle.RegistrationTimeout = 6 * time.Second
 	opts.Lifecycle.UnavailableOfferingsTTL = time.Minute
+	hooked := &registrations{taints: map[string][]bool{}}
+	opts.Setup = func(_ manager.Manager, m *ctrltest.Manager) error {
+		m.BeforeRegister = hooked.record
+		return nil
+	}
 	m := e.StartManager(t, opts)
 	t.Run("parallel", func(t *testing.T) {
-		t.Run("Lifecycle", func(t *testing.T) { t.Parallel(); testLifecycle(t, e) })
+		t.Run("Lifecycle", func(t *testing.T) { t.Parallel(); testLifecycle(t, e, hooked) })
 		t.Run("GPU", func(t *testing.T) { t.Parallel(); testGPU(t, e) })
 		t.Run("InsufficientCapacity", func(t *testing.T) { t.Parallel(); testInsufficientCapacity(t, e, m) })
 		t.Run("RegistrationTimeout", func(t *testing.T) { t.Parallel(); testRegistrationTimeout(t, e, m) })
@@ -38,11 +45,30 @@ func TestOnControlPlane(t *testing.T) {
 	})
 }
 
+// registrations records the calls of the registration hook: for each claim, whether its Node
+// still carried the unregistered taint at each call.
+type registrations struct {
+	mu     sync.Mutex
+	taints map[string][]bool
+}
+
+func (r *registrations) record(_ context.Context, claim *apisv1.NodeClaim, node *corev1.Node) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.taints[claim.Name] = append(r.taints[claim.Name], hasTaint(node, apisv1.UnregisteredTaintKey))
+}
+
+func (r *registrations) of(claim string) []bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.taints[claim])
+}
+
 func hasTaint(node *corev1.Node, key string) bool {
 	return slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == key })
 }
 
-func testLifecycle(t *testing.T, e *ctrltest.Env) {
+func testLifecycle(t *testing.T, e *ctrltest.Env, hooked *registrations) {
 	ctx := context.Background()
 	e.NodeClass(t, "lifecycle", ctrltest.FastSpec())
 	claim := ctrltest.NewClaim("lifecycle-1", "default", "lifecycle",
@@ -79,6 +105,11 @@ func testLifecycle(t *testing.T, e *ctrltest.Env) {
 	}
 	if !slices.Contains(node.Finalizers, apisv1.TerminationFinalizer) || hasTaint(node, apisv1.UnregisteredTaintKey) || !hasTaint(node, "dedicated") {
 		t.Errorf("node finalizers %v taints %v", node.Finalizers, node.Spec.Taints)
+	}
+	// The registration hook ran while the Node was still tainted unregistered, and only then
+	// (the provisioner nominates pods there before anything can schedule onto the Node).
+	if calls := hooked.of(claim.Name); len(calls) == 0 || slices.Contains(calls, false) {
+		t.Errorf("registration hook calls (node tainted unregistered at each) %v; want at least one, all tainted", calls)
 	}
 
 	// The startup taint holds initialization back until something on the node removes it.

@@ -1,13 +1,16 @@
 package lifecycle
 
 import (
+	"context"
 	"errors"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/controllers/internal/kube"
 )
@@ -68,6 +71,10 @@ type Deps struct {
 	// Recorder records events on NodeClaims. Register defaults it to the manager's recorder
 	// for ControllerName; New to one that drops them.
 	Recorder record.EventRecorder
+	// BeforeRegister, when set, is called with a claim and its Node when the Node first
+	// registers, before its karpenter.sh/unregistered taint is removed, so nothing schedules
+	// onto the Node until it returns (the provisioner nominates its planned pods there).
+	BeforeRegister func(ctx context.Context, claim *apisv1.NodeClaim, node *corev1.Node)
 }
 
 func (d *Deps) defaults() error {

@@ -38,6 +38,11 @@ func (c *Controller) register(ctx context.Context, claim *apisv1.NodeClaim) erro
 			Reason: ReasonNodeNotFound, Message: fmt.Sprintf("no Node with provider ID %s yet", claim.Status.ProviderID)}, now)
 		return nil
 	}
+	if c.deps.BeforeRegister != nil && slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool {
+		return t.MatchTaint(&apisv1.UnregisteredNoExecuteTaint)
+	}) {
+		c.deps.BeforeRegister(ctx, claim, node)
+	}
 	orig := node.DeepCopy()
 	SyncNode(claim, node)
 	if !equality.Semantic.DeepEqual(orig, node) {
