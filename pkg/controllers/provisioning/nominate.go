@@ -19,9 +19,10 @@ import (
 )
 
 // nominator tells kube-scheduler where the plan put each pod. The provisioner records, for each
-// NodeClaim, the pods it planned onto it (new claims and claims in flight alike); once the
-// claim's Node registers, the nominator sets status.nominatedNodeName on those still pending,
-// and kube-scheduler (with NominatedNodeNameForExpectation, beta and on by default from
+// NodeClaim, the pods it planned onto it (new claims and claims in flight alike); when the
+// claim's Node registers (the lifecycle calls registering before the unregistered taint comes
+// off) and when a registered Node changes, the nominator sets status.nominatedNodeName on those
+// still pending, and kube-scheduler (with NominatedNodeNameForExpectation, beta and on by default from
 // Kubernetes 1.35) tries that node first. Without it kube-scheduler binds a burst as its scores
 // say, onto whichever node registers first, and the pods planned there find it full and wait
 // for another batch, which buys more.
@@ -198,21 +199,36 @@ func (n *nominator) nominate(ctx context.Context, providerID string) {
 	wg.Wait()
 }
 
-// registering nominates the pods planned onto claim to node, one after another, and returns
-// when they are written. Registration calls it before it takes the unregistered taint off the
-// node, so kube-scheduler, which cannot place a pod on the node before that, sees where each
-// pod was planned before it sees the room: nominations no longer race the scheduler.
+// registering nominates the pods planned onto claim to node, registrationWriters at a time,
+// and returns when they are written. Registration calls it before it takes the unregistered
+// taint off the node, so kube-scheduler, which cannot place a pod on the node before that,
+// sees where each pod was planned before it sees the room: nominations no longer race the
+// scheduler.
 func (n *nominator) registering(ctx context.Context, claim, node string) {
 	n.mu.Lock()
 	keys := n.take(claim)
 	n.mu.Unlock()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, registrationWriters)
 	for _, key := range keys {
-		if ctx.Err() != nil {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
 			return
 		}
-		n.nominateOne(ctx, key, node)
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			n.nominateOne(ctx, key, node)
+		}()
 	}
+	wg.Wait()
 }
+
+// registrationWriters is how many nominations of one registering node are written at once
+// (registrations themselves run side by side, lifecycle.Options.MaxConcurrentReconciles).
+const registrationWriters = 8
 
 // unregistered reports whether node still carries karpenter.sh/unregistered.
 func unregistered(node *corev1.Node) bool {
