@@ -123,10 +123,7 @@ func (d *decider) price(cs []*candidate) float64 {
 // emptiness removes nodes with no pod to evict, once consolidateAfter has passed, unless pending
 // pods would use them. One command per NodePool.
 func (d *decider) emptiness() error {
-	wanted := map[string]bool{}
-	for _, pl := range d.world.base.Placements {
-		wanted[pl.Node] = true
-	}
+	var wanted map[string]bool // solved for the first empty node that gets that far
 	byPool := map[string][]*candidate{}
 	var pools []string
 	for _, c := range d.cands {
@@ -143,6 +140,12 @@ func (d *decider) emptiness() error {
 		}
 		if !d.settled(c) {
 			continue
+		}
+		if wanted == nil {
+			var err error
+			if wanted, err = d.world.wanted(); err != nil {
+				return err
+			}
 		}
 		if wanted[c.Name] {
 			d.skip(c, SkipPendingPodsNeedIt, "pending pods are planned onto it")

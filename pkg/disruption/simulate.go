@@ -18,8 +18,11 @@ type world struct {
 	// minValues and preferences are the policies every solve of the pass follows.
 	minValues   solver.MinValuesPolicy
 	preferences solver.PreferencePolicy
-	base        *solver.Plan // the pending backlog alone
-	runs        int
+	// base is the plan of the pending backlog alone, solved when first asked for (basePlan):
+	// a pass with no candidate to simulate and no empty node never needs it, and during a
+	// scale-up the backlog is the largest solve there is.
+	base *solver.Plan
+	runs int
 	// commits counts the commands applied; it keeps the placeholder hostnames of each
 	// command's replacements apart from those of the commands before it.
 	commits int
@@ -58,9 +61,35 @@ func (w *world) prepare() error {
 			w.uninitialized[n.Name] = true
 		}
 	}
-	w.base, err = p.Solve(w.snap.Pods, solver.Options{SkipBound: true, ReservationsTaken: w.reserved, PoolsTaken: w.pools, MinValuesPolicy: w.minValues, PreferencePolicy: w.preferences})
+	w.base = nil
+	return nil
+}
+
+// basePlan is the plan the pending backlog gets on the world as it is.
+func (w *world) basePlan() (*solver.Plan, error) {
+	if w.base != nil {
+		return w.base, nil
+	}
+	base, err := w.prep.Solve(w.snap.Pods, solver.Options{SkipBound: true, ReservationsTaken: w.reserved, PoolsTaken: w.pools, MinValuesPolicy: w.minValues, PreferencePolicy: w.preferences})
 	w.runs++
-	return err
+	if err != nil {
+		return nil, err
+	}
+	w.base = base
+	return base, nil
+}
+
+// wanted reports the nodes the pending backlog's plan puts pods onto.
+func (w *world) wanted() (map[string]bool, error) {
+	base, err := w.basePlan()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, pl := range base.Placements {
+		out[pl.Node] = true
+	}
+	return out, nil
 }
 
 // outcome is what removing some nodes would take.
@@ -80,6 +109,10 @@ type outcome struct {
 
 // remove simulates the nodes gone and their pods (with the pending backlog) placed elsewhere.
 func (w *world) remove(nodes []string, pods []*corev1.Pod) (*outcome, error) {
+	base, err := w.basePlan()
+	if err != nil {
+		return nil, err
+	}
 	all := append(slices.Clone(w.snap.Pods), pods...)
 	plan, err := w.prep.Solve(all, solver.Options{SkipBound: true, ExcludeNodes: nodes, HostnamePrefix: fmt.Sprintf("replacement-%d-", w.commits),
 		ReservationsTaken: w.reserved, PoolsTaken: w.pools, MinValuesPolicy: w.minValues, PreferencePolicy: w.preferences})
@@ -91,7 +124,7 @@ func (w *world) remove(nodes []string, pods []*corev1.Pod) (*outcome, error) {
 	for _, p := range pods {
 		moved[p] = true
 	}
-	o := &outcome{plan: plan, delta: plan.Price - w.base.Price}
+	o := &outcome{plan: plan, delta: plan.Price - base.Price}
 	for _, u := range plan.Unschedulable {
 		if moved[u.Pod] {
 			o.stranded++

@@ -71,9 +71,9 @@ func Validate(s *Snapshot, cmd Command, opts Options) (Command, error) {
 	}
 	switch cmd.Method {
 	case MethodEmptiness:
-		wanted := map[string]bool{}
-		for _, pl := range d.world.base.Placements {
-			wanted[pl.Node] = true
+		wanted, err := d.world.wanted()
+		if err != nil {
+			return Command{}, err
 		}
 		for _, c := range cs {
 			if len(c.place) > 0 {
