@@ -34,11 +34,13 @@ type Cluster struct {
 	nodePools  map[string]*apisv1.NodePool
 	namespaces map[string]map[string]string
 	pdbs       map[string]*policyv1.PodDisruptionBudget
-	gangs      map[string]solver.Gang // PodGroups with a gang policy, by namespace/name
-	whole      map[string]bool        // PodGroups whose disruption mode is All, by namespace/name
-	nominated  map[string]time.Time   // node or claim name → until
-	marked     map[string]bool        // nodes or claims marked for deletion
-	podEvents  map[string]time.Time   // node name → when a pod last arrived on or left it
+	gangs      map[string]solver.Gang     // PodGroups with a gang policy, by namespace/name
+	whole      map[string]bool            // PodGroups whose disruption mode is All, by namespace/name
+	nominated  map[string]time.Time       // node or claim name → until
+	marked     map[string]bool            // nodes or claims marked for deletion
+	podEvents  map[string]time.Time       // node name → when a pod last arrived on or left it
+	promised   map[string]map[string]bool // claim name → the pending pods promised to it (promises.go)
+	promisedTo map[string]string          // pod (namespace/name) → the claim it is promised to
 	generation uint64
 	changed    chan struct{}
 }
@@ -60,6 +62,8 @@ func NewCluster(clk clock.PassiveClock) *Cluster {
 		nominated:  map[string]time.Time{},
 		marked:     map[string]bool{},
 		podEvents:  map[string]time.Time{},
+		promised:   map[string]map[string]bool{},
+		promisedTo: map[string]string{},
 		changed:    make(chan struct{}),
 	}
 }
@@ -126,6 +130,7 @@ func (c *Cluster) DeleteNodeClaim(name string) {
 	delete(c.claims, name)
 	delete(c.marked, name)
 	delete(c.nominated, name)
+	c.unpromiseClaim(name)
 	c.bump()
 }
 
@@ -141,6 +146,9 @@ func (c *Cluster) UpdatePod(p *corev1.Pod) {
 		delete(c.podsByNode[old.Spec.NodeName], k)
 	}
 	c.pods[k] = p
+	if p.Spec.NodeName != "" || terminal(p) {
+		c.unpromisePod(k)
+	}
 	if p.Spec.NodeName != "" {
 		if terminal(p) {
 			delete(c.podsByNode[p.Spec.NodeName], k)
@@ -181,6 +189,7 @@ func (c *Cluster) DeletePod(ns, name string) {
 		}
 	}
 	delete(c.pods, k)
+	c.unpromisePod(k)
 	c.bump()
 }
 

@@ -19,13 +19,16 @@ type TypeLookup func(nodePool, name string) (*catalog.InstanceType, bool)
 
 // SolverNodes returns every machine as the solver sees it: registered nodes with their bound
 // pods, and NodeClaims whose node has not registered (in flight). Nodes and claims marked for
-// deletion come back with MarkedForDeletion set. Errors name the object and are returned with
-// the nodes that did convert, so one bad object never hides the rest.
+// deletion come back with MarkedForDeletion set. A claim, in flight or registered, holds the
+// pending pods promised to it while the promise holds (promises.go), as if they were bound.
+// Errors name the object and are returned with the nodes that did convert, so one bad object
+// never hides the rest.
 func (c *Cluster) SolverNodes(types TypeLookup) ([]solver.Node, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var errs []error
 	registered := map[string]bool{} // provider IDs with a node
+	byProviderID := c.nodesByProviderID()
 	var out []solver.Node
 	for _, name := range slices.Sorted(maps.Keys(c.nodes)) {
 		n := c.nodes[name]
@@ -43,6 +46,7 @@ func (c *Cluster) SolverNodes(types TypeLookup) ([]solver.Node, error) {
 			if !sn.Initialized {
 				expectClaim(&sn, nc)
 			}
+			sn.Pods = append(sn.Pods, c.promisedPods(nc.Name, byProviderID)...)
 		}
 		out = append(out, sn)
 	}
@@ -62,6 +66,7 @@ func (c *Cluster) SolverNodes(types TypeLookup) ([]solver.Node, error) {
 			continue
 		}
 		sn.MarkedForDeletion = sn.MarkedForDeletion || c.marked[name]
+		sn.Pods = c.promisedPods(name, byProviderID)
 		out = append(out, sn)
 	}
 	if len(errs) > 0 {

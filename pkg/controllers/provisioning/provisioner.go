@@ -64,7 +64,7 @@ type Options struct {
 	// Cluster Autoscaler (--expendable-pods-priority-cutoff; default
 	// scheduling.DefaultExpendableCutoff, -10). They run in the room other pods leave.
 	ExpendablePriorityCutoff *int32
-	// NominatePods: once a NodeClaim's Node registers, set status.nominatedNodeName on the
+	// NominatePods: when a NodeClaim's Node registers, set status.nominatedNodeName on the
 	// pending pods planned onto the claim, so that kube-scheduler tries that node first
 	// (NominatedNodeNameForExpectation, beta and on from Kubernetes 1.35) and binds them where
 	// the plan put them (--nominate-pods). Off by default: at 10,000 pods it slows binding (see
@@ -325,6 +325,7 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 		kind := "node"
 		if pl.InFlight {
 			kind = "nodeclaim"
+			p.cluster.Promise(pl.Node, []*corev1.Pod{pl.Pod})
 			if p.nom != nil {
 				p.nom.plan(pl.Node, []*corev1.Pod{pl.Pod})
 			}
@@ -395,6 +396,7 @@ func (p *Provisioner) createClaim(ctx context.Context, c *solver.Claim, pools ma
 	}
 	p.cluster.UpdateNodeClaim(nc)
 	p.cluster.Nominate(nc.Name)
+	p.cluster.Promise(nc.Name, c.Pods)
 	if p.nom != nil {
 		p.nom.plan(nc.Name, c.Pods)
 	}

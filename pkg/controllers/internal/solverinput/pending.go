@@ -57,15 +57,21 @@ type Rejected struct {
 	Err error
 }
 
-// Pending returns the backlog the provisioner plans for now: the provisionable pods and the
-// pods of nodes marked for deletion, each with its volumes' topology as required node
+// Pending returns the backlog the provisioner plans for now: the provisionable pods not
+// promised to a NodeClaim (the snapshot has them there) and the pods of nodes marked for
+// deletion, each with its volumes' topology as required node
 // affinity. Pods that cannot be planned for (they select a NodePool that does not exist, or a
 // volume claim or StorageClass is missing) come back as rejected, with the reason; an error
 // reading the API server is returned as the reason too, so one pod never hides the rest.
 // Expendable pods (priority below the cutoff) come back apart: no capacity is bought for them.
 func (s *Source) Pending(ctx context.Context, pools map[string]*apisv1.NodePool) (valid []*corev1.Pod, rejected []Rejected, expendable []*corev1.Pod) {
 	var pending []*corev1.Pod
+	// Pods promised to a NodeClaim are held by it in the snapshot (state.Cluster.Promise).
+	promised := s.Cluster.Promised()
 	for _, pod := range s.Cluster.Pods() {
+		if promised(pod) {
+			continue
+		}
 		if IsProvisionable(pod, s.Schedulers) || s.nominatedToNoNode(pod) {
 			pending = append(pending, pod)
 		}

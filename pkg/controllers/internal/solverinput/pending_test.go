@@ -157,3 +157,23 @@ func TestPendingTakesPodsNominatedToNoNode(t *testing.T) {
 		t.Errorf("pending %v, want [stale to-gone]", names)
 	}
 }
+
+// A pod promised to a NodeClaim in flight is not pending for another plan: the claim holds it.
+func TestPendingLeavesPromisedPodsToTheirClaim(t *testing.T) {
+	reader := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).Build()
+	cluster := state.NewCluster(clocktesting.NewFakeClock(time.Now()))
+	cluster.UpdateNodeClaim(&apisv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "in-flight"}})
+	promised, free := unschedulable("promised"), unschedulable("free")
+	cluster.UpdatePod(promised)
+	cluster.UpdatePod(free)
+	cluster.Promise("in-flight", []*corev1.Pod{promised})
+	src := &Source{Cluster: cluster, Reader: reader, Schedulers: []string{corev1.DefaultSchedulerName}}
+	valid, _, _ := src.Pending(context.Background(), map[string]*apisv1.NodePool{})
+	if len(valid) != 1 || valid[0].Name != "free" {
+		t.Errorf("pending %v, want only the pod promised to no claim", valid)
+	}
+	cluster.DeleteNodeClaim("in-flight")
+	if valid, _, _ := src.Pending(context.Background(), map[string]*apisv1.NodePool{}); len(valid) != 2 {
+		t.Errorf("once its claim is gone the promised pod is pending again: %d pending, want 2", len(valid))
+	}
+}

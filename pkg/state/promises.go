@@ -1,0 +1,156 @@
+package state
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+)
+
+// PromiseTTL is how long pending pods stay promised to a NodeClaim after its Node registered:
+// kube-scheduler binds them within seconds when they fit; a pod still pending after that did
+// not fit where it was planned, and is planned for again.
+const PromiseTTL = time.Minute
+
+// Promises: the provisioner promises a NodeClaim the pending pods it planned onto it. While the
+// promise holds, the claim is seen (SolverNodes) holding those pods as if they were bound, and
+// the pods are not pending for another plan (Promised). Without it, a later batch, which runs
+// while the first batch's claims are still launching, planned the same pods again by
+// first-fit onto the claims in flight, fitted them worse than the plan that bought the claims
+// did, and bought more.
+//
+// A promise ends when the pod binds or goes, when the claim goes or is marked for deletion,
+// when the claim launched with an allocatable that does not hold what it was planned to hold
+// (its resource requests: the pods and DaemonSet overhead), once the claim's Node has no
+// room left for them beside the pods bound to it, and PromiseTTL after the Node registered.
+
+// Promise records that pods were planned onto the NodeClaim named claim; a later promise of
+// the same pod replaces the earlier one.
+func (c *Cluster) Promise(claim string, pods []*corev1.Pod) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range pods {
+		k := key(p.Namespace, p.Name)
+		if prev, ok := c.promisedTo[k]; ok {
+			delete(c.promised[prev], k)
+		}
+		c.promisedTo[k] = claim
+		if c.promised[claim] == nil {
+			c.promised[claim] = map[string]bool{}
+		}
+		c.promised[claim][k] = true
+	}
+}
+
+// Promised returns a test of whether a pending pod is promised to a NodeClaim whose promise
+// holds now. The test is computed once; use it for one pass over the pending pods.
+func (c *Cluster) Promised() func(*corev1.Pod) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	nodes := c.nodesByProviderID()
+	held := map[string]bool{}
+	for claim, pods := range c.promised {
+		if len(pods) > 0 && c.promiseHolds(claim, nodes) {
+			for k := range pods {
+				held[k] = true
+			}
+		}
+	}
+	return func(p *corev1.Pod) bool { return held[key(p.Namespace, p.Name)] }
+}
+
+// promisedPods returns the pending pods promised to claim while the promise holds, by
+// namespace/name; c.mu is held.
+func (c *Cluster) promisedPods(claim string, nodes map[string]*corev1.Node) []*corev1.Pod {
+	keys := c.promised[claim]
+	if len(keys) == 0 || !c.promiseHolds(claim, nodes) {
+		return nil
+	}
+	var out []*corev1.Pod
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if p := c.pods[k]; p != nil && p.Spec.NodeName == "" && p.DeletionTimestamp == nil && !terminal(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// promiseHolds reports whether the promise to claim holds; c.mu is held. nodes are the
+// registered nodes by provider ID.
+func (c *Cluster) promiseHolds(claim string, nodes map[string]*corev1.Node) bool {
+	nc := c.claims[claim]
+	if nc == nil || nc.DeletionTimestamp != nil || c.marked[claim] {
+		return false
+	}
+	if len(nc.Status.Allocatable) > 0 {
+		want, err1 := scheduling.FromResourceList(nc.Spec.Resources.Requests)
+		got, err2 := scheduling.FromResourceList(nc.Status.Allocatable)
+		if err1 != nil || err2 != nil || !want.Fits(&got) {
+			return false
+		}
+	}
+	if n := nodes[nc.Status.ProviderID]; n != nil {
+		return !c.marked[n.Name] && c.clock.Since(n.CreationTimestamp.Time) <= PromiseTTL && c.roomFor(claim, n)
+	}
+	return true
+}
+
+// roomFor reports whether a registered node still has room for the pending pods promised to
+// its claim beside the pods bound to it: kube-scheduler may have bound others there (without
+// nomination it binds by its own scores), and then the promise no longer describes the node;
+// c.mu is held.
+func (c *Cluster) roomFor(claim string, n *corev1.Node) bool {
+	free, err := scheduling.FromResourceList(n.Status.Allocatable)
+	if err != nil {
+		return false
+	}
+	var need scheduling.Resources
+	for _, p := range c.podsByNode[n.Name] {
+		if req, err := scheduling.PodRequests(p); err == nil {
+			need = need.Add(req)
+		}
+	}
+	for k := range c.promised[claim] {
+		if p := c.pods[k]; p != nil && p.Spec.NodeName == "" && p.DeletionTimestamp == nil && !terminal(p) {
+			if req, err := scheduling.PodRequests(p); err == nil {
+				need = need.Add(req)
+			}
+		}
+	}
+	return need.Fits(&free)
+}
+
+// nodesByProviderID indexes the registered nodes; c.mu is held.
+func (c *Cluster) nodesByProviderID() map[string]*corev1.Node {
+	out := make(map[string]*corev1.Node, len(c.nodes))
+	for _, n := range c.nodes {
+		if n.Spec.ProviderID != "" {
+			out[n.Spec.ProviderID] = n
+		}
+	}
+	return out
+}
+
+// unpromisePod drops a pod's promise (it bound, or went); c.mu is held.
+func (c *Cluster) unpromisePod(k string) {
+	if claim, ok := c.promisedTo[k]; ok {
+		delete(c.promised[claim], k)
+		if len(c.promised[claim]) == 0 {
+			delete(c.promised, claim)
+		}
+		delete(c.promisedTo, k)
+	}
+}
+
+// unpromiseClaim drops the promises to a claim (it went); c.mu is held.
+func (c *Cluster) unpromiseClaim(claim string) {
+	for k := range c.promised[claim] {
+		if c.promisedTo[k] == claim {
+			delete(c.promisedTo, k)
+		}
+	}
+	delete(c.promised, claim)
+}

@@ -1,0 +1,129 @@
+package state
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+)
+
+// A pending pod promised to a NodeClaim is held by the claim (in flight, then registered) and
+// is not pending for another plan, until the promise ends: the pod binds, the claim goes or
+// launches too small, its node fills with other pods, or PromiseTTL passes after registration.
+func TestPromises(t *testing.T) {
+	pending := func(name, cpu string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}}}
+	}
+	claim := func(name string) *apisv1.NodeClaim {
+		return &apisv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{apisv1.NodePoolLabelKey: "default"}},
+			Spec: apisv1.NodeClaimSpec{Resources: apisv1.ResourceRequirements{Requests: rl("3", "2Gi")}}}
+	}
+	setup := func() (*Cluster, *clocktesting.FakeClock, []*corev1.Pod) {
+		clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+		c := NewCluster(clk)
+		c.UpdateNodeClaim(claim("a"))
+		pods := []*corev1.Pod{pending("p1", "1"), pending("p2", "2")}
+		for _, p := range pods {
+			c.UpdatePod(p)
+		}
+		c.Promise("a", pods)
+		return c, clk, pods
+	}
+	held := func(t *testing.T, c *Cluster, name string) int {
+		t.Helper()
+		nodes, err := c.SolverNodes(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range nodes {
+			if n.Name == name {
+				return len(n.Pods)
+			}
+		}
+		t.Fatalf("no solver node %s in %+v", name, nodes)
+		return 0
+	}
+	register := func(c *Cluster, clk *clocktesting.FakeClock, allocatable corev1.ResourceList) *corev1.Node {
+		nc := claim("a")
+		nc.Status.ProviderID, nc.Status.Allocatable = "sim://a", allocatable
+		c.UpdateNodeClaim(nc)
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a", CreationTimestamp: metav1.NewTime(clk.Now())},
+			Spec: corev1.NodeSpec{ProviderID: "sim://a"}, Status: corev1.NodeStatus{Allocatable: allocatable}}
+		c.UpdateNode(n)
+		return n
+	}
+
+	t.Run("in flight", func(t *testing.T) {
+		c, _, pods := setup()
+		if !c.Promised()(pods[0]) || !c.Promised()(pods[1]) || held(t, c, "a") != 2 {
+			t.Fatalf("promised %v %v, claim holds %d; want both promised and held", c.Promised()(pods[0]), c.Promised()(pods[1]), held(t, c, "a"))
+		}
+		bound := pods[0].DeepCopy()
+		bound.Spec.NodeName = "elsewhere"
+		c.UpdatePod(bound)
+		if c.Promised()(bound) || held(t, c, "a") != 1 {
+			t.Errorf("a bound pod is no longer promised (%v) nor held by the claim (holds %d)", c.Promised()(bound), held(t, c, "a"))
+		}
+		c.DeletePod("default", "p2")
+		if held(t, c, "a") != 0 {
+			t.Error("a deleted pod is held by the claim")
+		}
+	})
+	t.Run("a later promise replaces an earlier one", func(t *testing.T) {
+		c, _, pods := setup()
+		c.UpdateNodeClaim(claim("b"))
+		c.Promise("b", pods[:1])
+		if held(t, c, "a") != 1 || held(t, c, "b") != 1 {
+			t.Errorf("claims hold %d and %d; want 1 and 1", held(t, c, "a"), held(t, c, "b"))
+		}
+	})
+	t.Run("claim deleted or marked", func(t *testing.T) {
+		c, _, pods := setup()
+		c.MarkForDeletion("a")
+		if c.Promised()(pods[0]) || held(t, c, "a") != 0 {
+			t.Error("a claim marked for deletion keeps its promise")
+		}
+		c.UnmarkForDeletion("a")
+		c.DeleteNodeClaim("a")
+		if c.Promised()(pods[0]) {
+			t.Error("a deleted claim keeps its promise")
+		}
+	})
+	t.Run("launched too small", func(t *testing.T) {
+		c, _, pods := setup()
+		nc := claim("a")
+		nc.Status.Allocatable = rl("2", "8Gi") // the plan asked for 3 CPUs
+		c.UpdateNodeClaim(nc)
+		if c.Promised()(pods[0]) || held(t, c, "a") != 0 {
+			t.Error("a claim launched smaller than planned keeps its promise")
+		}
+	})
+	t.Run("registered", func(t *testing.T) {
+		c, clk, pods := setup()
+		register(c, clk, rl("4", "8Gi"))
+		if !c.Promised()(pods[0]) || held(t, c, "node-a") != 2 {
+			t.Fatalf("the registered node holds %d promised pods; want 2", held(t, c, "node-a"))
+		}
+		clk.Step(PromiseTTL + time.Second)
+		if c.Promised()(pods[0]) || held(t, c, "node-a") != 0 {
+			t.Error("a promise outlives PromiseTTL after registration")
+		}
+	})
+	t.Run("registered node filled by others", func(t *testing.T) {
+		c, clk, pods := setup()
+		n := register(c, clk, rl("4", "8Gi"))
+		other := pending("other", "2")
+		other.Spec.NodeName = n.Name
+		c.UpdatePod(other)
+		if c.Promised()(pods[0]) || held(t, c, "node-a") != 1 {
+			t.Errorf("a node with no room left for its promised pods keeps them (holds %d)", held(t, c, "node-a"))
+		}
+	})
+}
