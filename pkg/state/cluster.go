@@ -415,7 +415,8 @@ func (c *Cluster) Pods() []*corev1.Pod {
 
 // NominatedNodes returns the nodes that pending pods are nominated to (status.
 // nominatedNodeName, by kube-scheduler for a preemption or by tenon's nominator): kube-scheduler
-// keeps room there for them.
+// keeps room there for them; and the registered nodes holding pending pods promised to their
+// claims (promises.go).
 func (c *Cluster) NominatedNodes() map[string]bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -423,6 +424,18 @@ func (c *Cluster) NominatedNodes() map[string]bool {
 	for _, p := range c.pods {
 		if p.Spec.NodeName == "" && p.DeletionTimestamp == nil && p.Status.NominatedNodeName != "" && !terminal(p) {
 			out[p.Status.NominatedNodeName] = true
+		}
+	}
+	// A registered node whose claim holds promised pods still pending is where they are
+	// headed as well.
+	nodes := c.nodesByProviderID()
+	for claim := range c.promised {
+		nc := c.claims[claim]
+		if nc == nil {
+			continue
+		}
+		if n := nodes[nc.Status.ProviderID]; n != nil && len(c.promisedPods(claim, nodes)) > 0 {
+			out[n.Name] = true
 		}
 	}
 	return out

@@ -111,9 +111,15 @@ func TestPromises(t *testing.T) {
 		if !c.Promised()(pods[0]) || held(t, c, "node-a") != 2 {
 			t.Fatalf("the registered node holds %d promised pods; want 2", held(t, c, "node-a"))
 		}
+		if !c.NominatedNodes()["node-a"] {
+			t.Error("a registered node holding promised pods is not reported as nominated (disruption leaves such nodes alone)")
+		}
 		clk.Step(PromiseTTL + time.Second)
 		if c.Promised()(pods[0]) || held(t, c, "node-a") != 0 {
 			t.Error("a promise outlives PromiseTTL after registration")
+		}
+		if c.NominatedNodes()["node-a"] {
+			t.Error("a node whose promise ended is still reported as nominated")
 		}
 	})
 	t.Run("registered node filled by others", func(t *testing.T) {
