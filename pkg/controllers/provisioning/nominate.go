@@ -179,24 +179,7 @@ func (n *nominator) nominate(ctx context.Context, providerID string) {
 	if claim == nil || node == nil || unregistered(node) {
 		return
 	}
-	n.mu.Lock()
-	keys := n.take(claim.Name)
-	n.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, key := range keys {
-		select {
-		case n.writes <- struct{}{}:
-		case <-ctx.Done():
-			wg.Wait()
-			return
-		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-n.writes; wg.Done() }()
-			n.nominateOne(ctx, key, node.Name)
-		}()
-	}
-	wg.Wait()
+	n.nominateAll(ctx, claim.Name, node.Name, n.writes)
 }
 
 // registering nominates the pods planned onto claim to node, registrationWriters at a time,
@@ -205,21 +188,26 @@ func (n *nominator) nominate(ctx context.Context, providerID string) {
 // sees where each pod was planned before it sees the room: nominations no longer race the
 // scheduler.
 func (n *nominator) registering(ctx context.Context, claim, node string) {
+	n.nominateAll(ctx, claim, node, make(chan struct{}, registrationWriters))
+}
+
+// nominateAll nominates the pods planned onto claim to node, as many at once as slots has
+// room for, and returns when they are written.
+func (n *nominator) nominateAll(ctx context.Context, claim, node string, slots chan struct{}) {
 	n.mu.Lock()
 	keys := n.take(claim)
 	n.mu.Unlock()
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, registrationWriters)
 	for _, key := range keys {
 		select {
-		case sem <- struct{}{}:
+		case slots <- struct{}{}:
 		case <-ctx.Done():
 			wg.Wait()
 			return
 		}
 		wg.Add(1)
 		go func() {
-			defer func() { <-sem; wg.Done() }()
+			defer func() { <-slots; wg.Done() }()
 			n.nominateOne(ctx, key, node)
 		}()
 	}
