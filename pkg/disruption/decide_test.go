@@ -473,3 +473,25 @@ func TestNoMoveOntoANodeNotInitialized(t *testing.T) {
 		}
 	})
 }
+
+// A pass with a pending backlog but no node it could disrupt (every node still in its
+// consolidateAfter) solves nothing: the backlog's plan is only solved when a method needs it.
+// With the node settled, the pass solves the backlog and simulates the candidate.
+func TestABacklogIsSolvedOnlyWhenNeeded(t *testing.T) {
+	w := newFixture(t)
+	w.pool("general", families("m5"), func(np *apisv1.NodePool) {
+		np.Spec.Disruption.ConsolidateAfter = apisv1.NewNillableDuration(time.Hour)
+	})
+	n := w.node("general", "m5.2xlarge", "us-east-1a", apisv1.CapacityTypeOnDemand, pod("500m", "1Gi"))
+	n.LastPodEvent = now.Add(-time.Minute)
+	for range 50 {
+		w.pods = append(w.pods, pod("1", "2Gi"))
+	}
+	if d := decide(t, w.snapshot(), Options{}); d.Simulations != 0 || len(d.Commands) != 0 {
+		t.Errorf("a pass with no candidate ran %d solves and %d commands; want none", d.Simulations, len(d.Commands))
+	}
+	n.LastPodEvent = now.Add(-2 * time.Hour)
+	if d := decide(t, w.snapshot(), Options{}); d.Simulations < 2 {
+		t.Errorf("a pass with a settled candidate ran %d solves; want the backlog's and the candidate's", d.Simulations)
+	}
+}
