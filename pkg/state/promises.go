@@ -52,11 +52,9 @@ func (c *Cluster) Promised() func(*corev1.Pod) bool {
 	defer c.mu.RUnlock()
 	nodes := c.nodesByProviderID()
 	held := map[string]bool{}
-	for claim, pods := range c.promised {
-		if len(pods) > 0 && c.promiseHolds(claim, nodes) {
-			for k := range pods {
-				held[k] = true
-			}
+	for claim := range c.promised {
+		for _, p := range c.promisedPods(claim, nodes) {
+			held[key(p.Namespace, p.Name)] = true
 		}
 	}
 	return func(p *corev1.Pod) bool { return held[key(p.Namespace, p.Name)] }

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+	"pgregory.net/rapid"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 )
@@ -130,6 +132,96 @@ func TestPromises(t *testing.T) {
 		c.UpdatePod(other)
 		if c.Promised()(pods[0]) || held(t, c, "node-a") != 1 {
 			t.Errorf("a node with no room left for its promised pods keeps them (holds %d)", held(t, c, "node-a"))
+		}
+	})
+}
+
+// Whatever happens to pods, claims and nodes, a pod the mirror holds on a claim (SolverNodes) is
+// pending, is held by one machine only, and is not pending for another plan (Promised); and a
+// pending pod whose claim is gone is pending for a plan again.
+func TestPropertyPromisesNeverCountAPodTwice(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+		c := NewCluster(clk)
+		const nPods, nClaims = 8, 3
+		pods := make([]*corev1.Pod, nPods)
+		for i := range pods {
+			pods[i] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i), Namespace: "default"}, Spec: corev1.PodSpec{
+				Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+					corev1.ResourceCPU: resource.MustParse("1")}}}}}}
+			c.UpdatePod(pods[i])
+		}
+		claimName := func(i int) string { return fmt.Sprintf("claim-%d", i) }
+		for i := range nClaims {
+			c.UpdateNodeClaim(&apisv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: claimName(i)},
+				Spec: apisv1.NodeClaimSpec{Resources: apisv1.ResourceRequirements{Requests: rl("3", "1Gi")}}})
+		}
+		for step := range rapid.IntRange(1, 30).Draw(rt, "steps") {
+			i := rapid.IntRange(0, nPods-1).Draw(rt, "pod")
+			ci := rapid.IntRange(0, nClaims-1).Draw(rt, "claim")
+			switch rapid.IntRange(0, 7).Draw(rt, "op") {
+			case 0, 1:
+				var ps []*corev1.Pod
+				for j := range nPods {
+					if rapid.Bool().Draw(rt, "promised") {
+						ps = append(ps, pods[j])
+					}
+				}
+				c.Promise(claimName(ci), ps)
+			case 2:
+				p := pods[i].DeepCopy()
+				p.Spec.NodeName = "bound-" + claimName(ci)
+				c.UpdatePod(p)
+			case 3:
+				c.DeletePod("default", pods[i].Name)
+			case 4:
+				c.DeleteNodeClaim(claimName(ci))
+			case 5: // launched, as asked or smaller, and perhaps registered
+				nc := &apisv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: claimName(ci)},
+					Spec: apisv1.NodeClaimSpec{Resources: apisv1.ResourceRequirements{Requests: rl("3", "1Gi")}},
+					Status: apisv1.NodeClaimStatus{ProviderID: "sim://" + claimName(ci),
+						Allocatable: rl(rapid.SampledFrom([]string{"2", "4", "8"}).Draw(rt, "cpu"), "8Gi")}}
+				c.UpdateNodeClaim(nc)
+				if rapid.Bool().Draw(rt, "register") {
+					c.UpdateNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-" + claimName(ci), CreationTimestamp: metav1.NewTime(clk.Now())},
+						Spec: corev1.NodeSpec{ProviderID: nc.Status.ProviderID}, Status: corev1.NodeStatus{Allocatable: nc.Status.Allocatable}})
+				}
+			case 6:
+				clk.Step(time.Duration(rapid.IntRange(1, 90).Draw(rt, "seconds")) * time.Second)
+			case 7:
+				c.MarkForDeletion(claimName(ci))
+			}
+			nodes, err := c.SolverNodes(nil)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			promised := c.Promised()
+			holder := map[string]string{}
+			for _, n := range nodes {
+				for _, p := range n.Pods {
+					if p.Spec.NodeName != "" {
+						continue // bound, not held
+					}
+					k := p.Namespace + "/" + p.Name
+					if prev, ok := holder[k]; ok {
+						rt.Fatalf("step %d: pod %s held by %s and %s", step, k, prev, n.Name)
+					}
+					holder[k] = n.Name
+					if !promised(p) {
+						rt.Fatalf("step %d: pod %s held by %s but pending for another plan", step, k, n.Name)
+					}
+				}
+			}
+			for _, p := range c.Pods() {
+				if promised(p) {
+					if p.Spec.NodeName != "" {
+						rt.Fatalf("step %d: bound pod %s promised", step, p.Name)
+					}
+					if _, ok := holder[p.Namespace+"/"+p.Name]; !ok {
+						rt.Fatalf("step %d: pod %s promised but held by no machine", step, p.Name)
+					}
+				}
+			}
 		}
 	})
 }
