@@ -422,7 +422,7 @@ func (c *Cluster) NominatedNodes() map[string]bool {
 	defer c.mu.RUnlock()
 	out := map[string]bool{}
 	for _, p := range c.pods {
-		if p.Spec.NodeName == "" && p.DeletionTimestamp == nil && p.Status.NominatedNodeName != "" && !terminal(p) {
+		if waiting(p) && p.Status.NominatedNodeName != "" {
 			out[p.Status.NominatedNodeName] = true
 		}
 	}

@@ -36,6 +36,9 @@ func (c *Cluster) Promise(claim string, pods []*corev1.Pod) {
 		k := key(p.Namespace, p.Name)
 		if prev, ok := c.promisedTo[k]; ok {
 			delete(c.promised[prev], k)
+			if len(c.promised[prev]) == 0 {
+				delete(c.promised, prev)
+			}
 		}
 		c.promisedTo[k] = claim
 		if c.promised[claim] == nil {
@@ -60,6 +63,30 @@ func (c *Cluster) Promised() func(*corev1.Pod) bool {
 	return func(p *corev1.Pod) bool { return held[key(p.Namespace, p.Name)] }
 }
 
+// DropBroken ends the promises that no longer hold (see above) and returns how many pending
+// pods they released. Nothing else tells the provisioner that a promise ended by the clock or
+// because kube-scheduler bound other pods where promised pods were to go: it calls DropBroken
+// now and then and plans again for the pods released. A promise ended here is forgotten, so
+// the same pods are reported once.
+func (c *Cluster) DropBroken() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	nodes := c.nodesByProviderID()
+	released := 0
+	for claim, keys := range c.promised {
+		if c.promiseHolds(claim, nodes) {
+			continue
+		}
+		for k := range keys {
+			if p := c.pods[k]; waiting(p) {
+				released++
+			}
+		}
+		c.unpromiseClaim(claim)
+	}
+	return released
+}
+
 // promisedPods returns the pending pods promised to claim while the promise holds, by
 // namespace/name; c.mu is held.
 func (c *Cluster) promisedPods(claim string, nodes map[string]*corev1.Node) []*corev1.Pod {
@@ -69,7 +96,7 @@ func (c *Cluster) promisedPods(claim string, nodes map[string]*corev1.Node) []*c
 	}
 	var out []*corev1.Pod
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		if p := c.pods[k]; p != nil && p.Spec.NodeName == "" && p.DeletionTimestamp == nil && !terminal(p) {
+		if p := c.pods[k]; waiting(p) {
 			out = append(out, p)
 		}
 	}
@@ -112,13 +139,19 @@ func (c *Cluster) roomFor(claim string, n *corev1.Node) bool {
 		}
 	}
 	for k := range c.promised[claim] {
-		if p := c.pods[k]; p != nil && p.Spec.NodeName == "" && p.DeletionTimestamp == nil && !terminal(p) {
+		if p := c.pods[k]; waiting(p) {
 			if req, err := scheduling.PodRequests(p); err == nil {
 				need = need.Add(req)
 			}
 		}
 	}
 	return need.Fits(&free)
+}
+
+// waiting reports whether p is a pod that waits for a node: known, unbound, not being deleted
+// and not finished.
+func waiting(p *corev1.Pod) bool {
+	return p != nil && p.Spec.NodeName == "" && p.DeletionTimestamp == nil && !terminal(p)
 }
 
 // nodesByProviderID indexes the registered nodes; c.mu is held.

@@ -233,3 +233,61 @@ func TestAFailedBatchIsRetried(t *testing.T) {
 		t.Errorf("the NodeClaim came %v after the first batch; two failures back off 1 s + 2 s", waited)
 	}
 }
+
+// A promise that ends with no event of its own (PromiseTTL after the claim's node registered,
+// the pod still pending) triggers a batch that plans for the pod again; nothing else would.
+func TestAnEndedPromiseTriggersABatch(t *testing.T) {
+	pod := pendingPod("web")
+	p, rec := provisioner(t, pod)
+	clk := p.clock.(*clocktesting.FakeClock)
+	rl := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("2Gi"), corev1.ResourcePods: resource.MustParse("110")}
+	claim := &apisv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "general-a", Labels: map[string]string{apisv1.NodePoolLabelKey: "general"}},
+		Spec:   apisv1.NodeClaimSpec{Resources: apisv1.ResourceRequirements{Requests: rl}},
+		Status: apisv1.NodeClaimStatus{ProviderID: "sim://a", Allocatable: rl}}
+	p.cluster.UpdateNodeClaim(claim)
+	p.cluster.UpdateNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a", CreationTimestamp: metav1.NewTime(clk.Now())},
+		Spec: corev1.NodeSpec{ProviderID: "sim://a"}, Status: corev1.NodeStatus{Allocatable: rl}})
+	p.cluster.Promise(claim.Name, []*corev1.Pod{pod})
+	if !p.cluster.Promised()(pod) {
+		t.Fatal("the pod is not promised to the claim")
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Start(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	nominated := func() bool {
+		for _, e := range events(rec) {
+			if strings.HasPrefix(e, "Normal "+EventNominated) {
+				return true
+			}
+		}
+		return false
+	}
+	// Virtual time passes in steps of a second, each once the provisioner waits on its clock.
+	var waited time.Duration
+	for !nominated() {
+		if waited > state.PromiseTTL+10*time.Second {
+			t.Fatalf("the pod was not planned for %v after its promise was made (PromiseTTL %v)", waited, state.PromiseTTL)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for !clk.HasWaiters() {
+			if time.Now().After(deadline) {
+				t.Fatal("the provisioner does not wait on its clock")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if waited < state.PromiseTTL && nominated() {
+			t.Fatal("the pod was planned for while its promise held")
+		}
+		clk.Step(time.Second)
+		waited += time.Second
+		time.Sleep(5 * time.Millisecond)
+	}
+	if waited < state.PromiseTTL {
+		t.Errorf("the pod was planned for %v after its promise, within PromiseTTL %v", waited, state.PromiseTTL)
+	}
+}
