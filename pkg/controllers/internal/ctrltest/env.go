@@ -3,9 +3,11 @@ package ctrltest
 import (
 	"context"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -29,6 +31,10 @@ import (
 	"github.com/tenon-sh/tenon/pkg/controllers/nodepool/status"
 )
 
+// setLogger sets controller-runtime's logger once per test binary: TENON_TEST_LOGS=1 shows the
+// controllers' logs.
+var setLogger sync.Once
+
 // Env is a control plane with an uncached client for tenon's kinds and the core kinds.
 type Env struct {
 	CP     *controlplane.ControlPlane
@@ -41,6 +47,15 @@ type Env struct {
 // binaries are missing.
 func Start(t *testing.T) *Env {
 	t.Helper()
+	setLogger.Do(func() {
+		if os.Getenv("TENON_TEST_LOGS") != "" {
+			ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr)))
+		} else {
+			// Without a logger controller-runtime prints a warning with a stack 30 s in,
+			// which reads like a failure in the test's output.
+			ctrl.SetLogger(logr.Discard())
+		}
+	})
 	all, err := crds.CRDs()
 	if err != nil {
 		t.Fatal(err)
@@ -145,9 +160,6 @@ func (e *Env) StartManager(t *testing.T, opts Options) *Manager {
 		if err := opts.Setup(mgr, m); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if os.Getenv("TENON_TEST_LOGS") != "" {
-		ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr)))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
