@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
 
 // Gangs. A PodGroup with a gang policy (scheduling.k8s.io PodGroup, spec.schedulingPolicy.gang)
@@ -172,11 +173,10 @@ func (p *Prepared) solveGangs(pods []*corev1.Pod, opts Options, gangs []*gangRun
 			inGang[pod] = g
 		}
 	}
-	for {
+	solveWith := func(o Options) (*Plan, error) {
 		var solve []*corev1.Pod
 		for _, pod := range pods {
-			g := inGang[pod]
-			if g == nil {
+			if inGang[pod] == nil {
 				solve = append(solve, pod)
 			}
 		}
@@ -185,43 +185,177 @@ func (p *Prepared) solveGangs(pods []*corev1.Pod, opts Options, gangs []*gangRun
 				solve = append(solve, pinned[g]...)
 			}
 		}
-		plan, err := p.solvePods(solve, opts)
-		if err != nil {
+		return p.solvePods(solve, o)
+	}
+	plan, err := solveWith(opts)
+	if err != nil {
+		return nil, err
+	}
+	if !anyShort(plan, gangs, pinned) {
+		return finishGangs(plan, gangs, pinned, orig), nil
+	}
+	// Some gang fell short beside the others. Which gangs get capacity is decided on
+	// first-fit solves (no LP guide, no bound), several times faster than the guided one; the
+	// plan is then solved again as asked.
+	fast := inner
+	fast.NoGuide = true
+	if err := admitGangs(gangs, pinned, func() (*Plan, error) { return solveWith(fast) }); err != nil {
+		return nil, err
+	}
+	// The guided plan may place differently from first-fit; a gang it leaves short is taken out
+	// with any other, and the rest solved again, until every gang in has its minCount.
+	for {
+		if plan, err = solveWith(opts); err != nil {
 			return nil, err
 		}
-		// A gang short of its minCount here lost room to the others: it is taken out, and the
-		// rest solved again without it.
-		again := false
+		short := false
 		for _, g := range gangs {
 			if g.failed != nil {
 				continue
 			}
 			if placed, why := gangPlaced(plan, pinned[g]); placed < g.needed {
-				g.failed = &Reason{Kind: ReasonGang, Detail: fmt.Sprintf("podgroup %s needs %d pods at once%s; only %d could be placed with the other pending pods: %s",
-					g.key, g.MinCount, inDomain(g), placed, why)}
-				again = true
+				g.failed = shortReason(g, placed, why)
+				short = true
 			}
 		}
-		if again {
-			continue
+		if !short {
+			return finishGangs(plan, gangs, pinned, orig), nil
 		}
-		for _, g := range gangs {
-			out := GangOutcome{Gang: g.Gang, Pending: len(g.pending), Running: g.running, Reason: g.failed}
-			if g.failed == nil {
-				out.Placed, _ = gangPlaced(plan, pinned[g])
-				if g.TopologyKey != "" {
-					out.Domain = g.TopologyKey + "=" + g.domain
-				}
-			} else {
-				for _, pod := range g.pending {
-					plan.Unschedulable = append(plan.Unschedulable, Unschedulable{Pod: pod, Reasons: []Reason{*g.failed}})
-				}
-			}
-			plan.Gangs = append(plan.Gangs, out)
-		}
-		restore(plan, orig)
-		return plan, nil
 	}
+}
+
+// anyShort reports whether a gang given capacity in plan got less than its minCount.
+func anyShort(plan *Plan, gangs []*gangRun, pinned map[*gangRun][]*corev1.Pod) bool {
+	for _, g := range gangs {
+		if g.failed == nil {
+			if placed, _ := gangPlaced(plan, pinned[g]); placed < g.needed {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// finishGangs records each gang's outcome in the plan, makes the pods of the gangs left out
+// unschedulable with its reason, and puts the pods back in place of their pinned copies.
+func finishGangs(plan *Plan, gangs []*gangRun, pinned map[*gangRun][]*corev1.Pod, orig map[*corev1.Pod]*corev1.Pod) *Plan {
+	for _, g := range gangs {
+		out := GangOutcome{Gang: g.Gang, Pending: len(g.pending), Running: g.running, Reason: g.failed}
+		if g.failed == nil {
+			out.Placed, _ = gangPlaced(plan, pinned[g])
+			if g.TopologyKey != "" {
+				out.Domain = g.TopologyKey + "=" + g.domain
+			}
+		} else {
+			for _, pod := range g.pending {
+				plan.Unschedulable = append(plan.Unschedulable, Unschedulable{Pod: pod, Reasons: []Reason{*g.failed}})
+			}
+		}
+		plan.Gangs = append(plan.Gangs, out)
+	}
+	restore(plan, orig)
+	return plan
+}
+
+// admitGangs decides which gangs get capacity, taking out (failed set) the gangs that fall
+// short of their minCount beside the others in the plans solve makes. One is taken out at a
+// time (the one of the lowest priority, then the one placed least in proportion, then by name)
+// and the rest solved again: taking out every short gang at once would leave out gangs that fit
+// once a competitor is gone, and buy nothing when each of two gangs fell short beside the other.
+// After gangResolves such solves the short gangs left are taken out together. Then the first
+// gangResolves taken out are tried again, in that order, each kept in if every gang in still
+// gets its minCount: one taken out while another short gang was still in may fit now.
+func admitGangs(gangs []*gangRun, pinned map[*gangRun][]*corev1.Pod, solve func() (*Plan, error)) error {
+	var dropped []*gangRun
+	for {
+		plan, err := solve()
+		if err != nil {
+			return err
+		}
+		var short []*gangRun
+		placedOf := map[*gangRun]int{}
+		whyOf := map[*gangRun]string{}
+		for _, g := range gangs {
+			if g.failed != nil {
+				continue
+			}
+			if placed, why := gangPlaced(plan, pinned[g]); placed < g.needed {
+				short = append(short, g)
+				placedOf[g], whyOf[g] = placed, why
+			}
+		}
+		if len(short) == 0 {
+			break
+		}
+		slices.SortStableFunc(short, func(a, b *gangRun) int {
+			switch {
+			case gangFailsFirst(a, placedOf[a], b, placedOf[b]):
+				return -1
+			case gangFailsFirst(b, placedOf[b], a, placedOf[a]):
+				return 1
+			}
+			return 0
+		})
+		if len(dropped) < gangResolves {
+			short = short[:1]
+		}
+		for _, g := range short {
+			g.failed = shortReason(g, placedOf[g], whyOf[g])
+			dropped = append(dropped, g)
+		}
+	}
+	if len(dropped) < 2 {
+		return nil
+	}
+	for _, g := range dropped[:min(len(dropped), gangResolves)] {
+		reason := g.failed
+		g.failed = nil
+		plan, err := solve()
+		if err != nil {
+			return err
+		}
+		if anyShort(plan, gangs, pinned) {
+			g.failed = reason
+		}
+	}
+	return nil
+}
+
+// shortReason says why a gang is left out: only placed of its pods could be placed beside
+// the other pending pods, and why (a member that could not be).
+func shortReason(g *gangRun, placed int, why string) *Reason {
+	return &Reason{Kind: ReasonGang, Detail: fmt.Sprintf("podgroup %s needs %d pods at once%s; only %d could be placed with the other pending pods: %s",
+		g.key, g.MinCount, inDomain(g), placed, why)}
+}
+
+// gangResolves bounds the solves admitGangs spends taking short gangs out one at a time, and
+// again those it spends trying them again.
+const gangResolves = 8
+
+// gangFailsFirst reports whether gang a, with placed of its pods placed, is to be taken out
+// before gang b, with bPlaced placed, when both fall short: the lower priority first (as
+// kube-scheduler admits the higher first), then the smaller share of the pods it needs, then
+// the later name.
+func gangFailsFirst(a *gangRun, placed int, b *gangRun, bPlaced int) bool {
+	if pa, pb := gangPriority(a), gangPriority(b); pa != pb {
+		return pa < pb
+	}
+	// placed/needed < bPlaced/b.needed, without division (needed > 0 for a gang short of it).
+	if l, r := placed*b.needed, bPlaced*a.needed; l != r {
+		return l < r
+	}
+	return a.key > b.key
+}
+
+// gangPriority is the highest priority among a gang's pending pods.
+func gangPriority(g *gangRun) int32 {
+	var best int32
+	for i, pod := range g.pending {
+		if pr := scheduling.Priority(pod); i == 0 || pr > best {
+			best = pr
+		}
+	}
+	return best
 }
 
 // chooseDomain picks, for a gang with a topology key and nothing running, the domain where

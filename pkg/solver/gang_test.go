@@ -2,6 +2,7 @@ package solver
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -220,6 +221,29 @@ func TestPropertyGangsWholeOrNothing(t *testing.T) {
 		if err := Verify(snap, plan); err != nil {
 			t.Fatalf("invalid plan: %v\n%s", err, describe(plan))
 		}
+		// No gang is left out that would have fitted beside those that got capacity: solved
+		// with the pods of the gangs left out removed but for one, some gang falls short.
+		out := map[string]bool{}
+		for _, o := range plan.Gangs {
+			if o.Reason != nil {
+				out[o.Namespace+"/"+o.Name] = true
+			}
+		}
+		for retry := range out {
+			sub := *snap
+			sub.Pods = slices.DeleteFunc(slices.Clone(snap.Pods), func(p *corev1.Pod) bool { g := GangOf(p); return out[g] && g != retry })
+			again, err := Solve(&sub, Options{SkipBound: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			short := false
+			for _, o := range again.Gangs {
+				short = short || o.Reason != nil
+			}
+			if !short {
+				t.Fatalf("gang %s was left out, but solved beside the gangs that got capacity every gang gets its minCount\n%s", retry, describe(again))
+			}
+		}
 	})
 }
 
@@ -227,20 +251,32 @@ func TestPropertyGangsWholeOrNothing(t *testing.T) {
 // one zone) beside 2,000 distinct web pods, on the AWS catalog's GPU and c/m/r pools.
 func BenchmarkSolveGangs(b *testing.B) {
 	for _, n := range []int{10, 50} {
-		b.Run(fmt.Sprintf("gangs=%d", n), func(b *testing.B) {
-			snap := &Snapshot{NodePools: distinctPools(b, "gpu"), Pods: distinctPods("web", 2000, 7)}
-			for g := range n {
-				name := fmt.Sprintf("job-%d", g)
-				gang := Gang{Namespace: "default", Name: name, MinCount: 2 + g%15}
-				if g%2 == 0 {
-					gang.TopologyKey = apisv1.LabelZone
-				}
-				snap.Gangs = append(snap.Gangs, gang)
-				gpu := 1 << (g % 4)
-				snap.Pods = append(snap.Pods, pods(gang.MinCount, fmt.Sprint(3*gpu), fmt.Sprintf("%dGi", 24*gpu), gpus(gpu), tolerate("nvidia.com/gpu"), inGang(name))...)
+		for _, limited := range []bool{false, true} {
+			name := fmt.Sprintf("gangs=%d", n)
+			if limited {
+				name += "/gpu-limit=100"
 			}
-			benchSolve(b, snap)
-		})
+			b.Run(name, func(b *testing.B) {
+				snap := &Snapshot{NodePools: distinctPools(b, "gpu"), Pods: distinctPods("web", 2000, 7)}
+				if limited {
+					// The GPU pool may hold 100 GPUs; the gangs ask for 220 (10 gangs) or 1,535
+					// (50): most fall short, and are taken out one solve at a time.
+					gpu := &snap.NodePools[len(snap.NodePools)-1]
+					gpu.Limits[scheduling.NvidiaGPU], gpu.HasLimit[scheduling.NvidiaGPU] = 100, true
+				}
+				for g := range n {
+					name := fmt.Sprintf("job-%d", g)
+					gang := Gang{Namespace: "default", Name: name, MinCount: 2 + g%15}
+					if g%2 == 0 {
+						gang.TopologyKey = apisv1.LabelZone
+					}
+					snap.Gangs = append(snap.Gangs, gang)
+					gpu := 1 << (g % 4)
+					snap.Pods = append(snap.Pods, pods(gang.MinCount, fmt.Sprint(3*gpu), fmt.Sprintf("%dGi", 24*gpu), gpus(gpu), tolerate("nvidia.com/gpu"), inGang(name))...)
+				}
+				benchSolve(b, snap)
+			})
+		}
 	}
 }
 
@@ -274,4 +310,85 @@ func TestGangCompletedWhereItsClaimsAre(t *testing.T) {
 		t.Fatalf("%d placements, %d claims, unschedulable %v: want three on the claims in flight and one new in us-east-1c",
 			len(plan.Placements), len(plan.Claims), plan.Unschedulable)
 	}
+}
+
+// TestGangsCompetingForALimit: two gangs of three 8-GPU pods whose sizes interleave (largest
+// first, a member of each gang in turn), and a pool limit of four nodes: one gang fits, not
+// both. One gang gets its three nodes and the other none; taking both out because each fell
+// short beside the other would buy nothing at all.
+func TestGangsCompetingForALimit(t *testing.T) {
+	var interleaved []*corev1.Pod
+	for i, cpu := range []int{60, 50, 40} {
+		a := pods(1, fmt.Sprint(cpu), "400Gi", gpus(8), tolerate("nvidia.com/gpu"), inGang("a"))[0]
+		b := pods(1, fmt.Sprint(cpu-1), "400Gi", gpus(8), tolerate("nvidia.com/gpu"), inGang("b"))[0]
+		a.Name, b.Name = fmt.Sprintf("a-%d", i), fmt.Sprintf("b-%d", i)
+		interleaved = append(interleaved, a, b)
+	}
+	snap := &Snapshot{
+		NodePools: []NodePool{gpuPool(t, func(p *NodePool) { p.NodeLimit = 4 })},
+		Pods:      interleaved,
+		Gangs:     []Gang{{Namespace: "default", Name: "a", MinCount: 3}, {Namespace: "default", Name: "b", MinCount: 3}},
+	}
+	for _, opts := range []Options{{}, {NoGuide: true}} {
+		plan, err := Solve(snap, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Verify(snap, plan); err != nil {
+			t.Fatal(err)
+		}
+		unsched := map[string]int{}
+		for _, u := range plan.Unschedulable {
+			unsched[GangOf(u.Pod)]++
+		}
+		if len(plan.Claims) != 3 || len(plan.Unschedulable) != 3 || len(unsched) != 1 {
+			t.Fatalf("NoGuide=%v: %d claims, unschedulable by gang %v: want one gang's three claims and the other gang unschedulable", opts.NoGuide, len(plan.Claims), unsched)
+		}
+	}
+}
+
+// TestGangsCompetingByPriority: of two gangs competing for a limit, the one of the higher
+// priority gets the capacity (kube-scheduler admits it first); and a gang of a higher priority
+// that cannot fit at all does not keep out a lower one that fits once it is gone.
+func TestGangsCompetingByPriority(t *testing.T) {
+	member := func(gang string, i, cpu int, priority int32) *corev1.Pod {
+		p := pods(1, fmt.Sprint(cpu), "400Gi", gpus(8), tolerate("nvidia.com/gpu"), inGang(gang))[0]
+		p.Name, p.Spec.Priority = fmt.Sprintf("%s-%d", gang, i), &priority
+		return p
+	}
+	unschedulableGangs := func(t *testing.T, snap *Snapshot) map[string]int {
+		t.Helper()
+		plan := solveOK(t, snap)
+		out := map[string]int{}
+		for _, u := range plan.Unschedulable {
+			out[GangOf(u.Pod)]++
+		}
+		return out
+	}
+	limit4 := gpuPool(t, func(p *NodePool) { p.NodeLimit = 4 })
+	t.Run("the higher priority wins", func(t *testing.T) {
+		var ps []*corev1.Pod
+		for i, cpu := range []int{60, 50, 40} {
+			ps = append(ps, member("a", i, cpu, 0), member("b", i, cpu-1, 100))
+		}
+		snap := &Snapshot{NodePools: []NodePool{limit4}, Pods: ps,
+			Gangs: []Gang{{Namespace: "default", Name: "a", MinCount: 3}, {Namespace: "default", Name: "b", MinCount: 3}}}
+		if got := unschedulableGangs(t, snap); len(got) != 1 || got["default/a"] != 3 {
+			t.Fatalf("unschedulable by gang %v: want gang a (priority 0) left out for gang b (priority 100)", got)
+		}
+	})
+	t.Run("a gang that cannot fit does not keep out one that can", func(t *testing.T) {
+		var ps []*corev1.Pod
+		for i := range 5 {
+			ps = append(ps, member("big", i, 60, 100))
+		}
+		for i := range 3 {
+			ps = append(ps, member("small", i, 40, 0))
+		}
+		snap := &Snapshot{NodePools: []NodePool{limit4}, Pods: ps,
+			Gangs: []Gang{{Namespace: "default", Name: "big", MinCount: 5}, {Namespace: "default", Name: "small", MinCount: 3}}}
+		if got := unschedulableGangs(t, snap); len(got) != 1 || got["default/big"] != 5 {
+			t.Fatalf("unschedulable by gang %v: want only the five-node gang left out (the limit is four nodes)", got)
+		}
+	})
 }
