@@ -106,6 +106,18 @@ func provisioner(t *testing.T, pods ...*corev1.Pod) (*Provisioner, *record.FakeR
 	return New(Deps{Client: kube, Cluster: cluster, Cloud: cloud, Recorder: rec, Clock: clk, Log: logr.Discard()}, Options{}), rec
 }
 
+// start runs p until t ends, and returns the context it runs in.
+func start(t *testing.T, p *Provisioner) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return ctx
+}
+
 func events(rec *record.FakeRecorder) []string {
 	var out []string
 	for {
@@ -194,13 +206,7 @@ func TestAFailedBatchIsRetried(t *testing.T) {
 	flaky := &failingTypes{CloudProvider: p.source.Cloud, fails: 2}
 	p.source.Cloud = flaky
 	clk := p.clock.(*clocktesting.FakeClock)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Start(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	ctx := start(t, p)
 	claims := func() int {
 		var l apisv1.NodeClaimList
 		if err := p.kube.List(ctx, &l); err != nil {
@@ -252,13 +258,7 @@ func TestAnEndedPromiseTriggersABatch(t *testing.T) {
 		t.Fatal("the pod is not promised to the claim")
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Start(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	start(t, p)
 	nominated := func() bool {
 		for _, e := range events(rec) {
 			if strings.HasPrefix(e, "Normal "+EventNominated) {
