@@ -63,30 +63,6 @@ func (c *Cluster) Promised() func(*corev1.Pod) bool {
 	return func(p *corev1.Pod) bool { return held[key(p.Namespace, p.Name)] }
 }
 
-// DropBroken ends the promises that no longer hold (see above) and returns how many pending
-// pods they released. Nothing else tells the provisioner that a promise ended by the clock or
-// because kube-scheduler bound other pods where promised pods were to go: it calls DropBroken
-// now and then and plans again for the pods released. A promise ended here is forgotten, so
-// the same pods are reported once.
-func (c *Cluster) DropBroken() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	nodes := c.nodesByProviderID()
-	released := 0
-	for claim, keys := range c.promised {
-		if c.promiseHolds(claim, nodes) {
-			continue
-		}
-		for k := range keys {
-			if p := c.pods[k]; waiting(p) {
-				released++
-			}
-		}
-		c.unpromiseClaim(claim)
-	}
-	return released
-}
-
 // promisedPods returns the pending pods promised to claim while the promise holds, by
 // namespace/name; c.mu is held.
 func (c *Cluster) promisedPods(claim string, nodes map[string]*corev1.Node) []*corev1.Pod {

@@ -227,7 +227,6 @@ func (p *Provisioner) Start(ctx context.Context) error {
 	if p.opts.GangDeadline > 0 {
 		go p.releaseGangs(ctx)
 	}
-	go p.watchPromises(ctx)
 	p.Trigger()
 	for p.batcher.Wait(ctx) {
 		err := recovery.Guard(p.log, ControllerName, func() error {
@@ -249,23 +248,6 @@ func (p *Provisioner) Start(ctx context.Context) error {
 		p.retryAfter(ctx, p.backoff)
 	}
 	return nil
-}
-
-// watchPromises triggers a batch when promises of pending pods end (state.Cluster.DropBroken)
-// without any event of their own: a registered node that kube-scheduler filled with other
-// pods, or PromiseTTL running out. Checked every BatchIdle.
-func (p *Provisioner) watchPromises(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-p.clock.After(p.opts.BatchIdle):
-		}
-		if n := p.cluster.DropBroken(); n > 0 {
-			p.log.V(1).Info("promises ended; planning again for their pods", "pods", n)
-			p.Trigger()
-		}
-	}
 }
 
 // retryAfter triggers a batch d from now, unless ctx ends first.
