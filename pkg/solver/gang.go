@@ -191,7 +191,7 @@ func (p *Prepared) solveGangs(pods []*corev1.Pod, opts Options, gangs []*gangRun
 	if err != nil {
 		return nil, err
 	}
-	if !anyShort(plan, gangs, pinned) {
+	if len(shortGangs(plan, gangs, pinned)) == 0 {
 		return finishGangs(plan, gangs, pinned, orig), nil
 	}
 	// Some gang fell short beside the others. Which gangs get capacity is decided on
@@ -208,32 +208,41 @@ func (p *Prepared) solveGangs(pods []*corev1.Pod, opts Options, gangs []*gangRun
 		if plan, err = solveWith(opts); err != nil {
 			return nil, err
 		}
-		short := false
-		for _, g := range gangs {
-			if g.failed != nil {
-				continue
-			}
-			if placed, why := gangPlaced(plan, pinned[g]); placed < g.needed {
-				g.failed = shortReason(g, placed, why)
-				short = true
-			}
-		}
-		if !short {
+		short := shortGangs(plan, gangs, pinned)
+		if len(short) == 0 {
 			return finishGangs(plan, gangs, pinned, orig), nil
+		}
+		for _, s := range short {
+			s.fail()
 		}
 	}
 }
 
-// anyShort reports whether a gang given capacity in plan got less than its minCount.
-func anyShort(plan *Plan, gangs []*gangRun, pinned map[*gangRun][]*corev1.Pod) bool {
+// shortGang is a gang given capacity in a plan that got less than its minCount: placed of its
+// pods, and why one was not.
+type shortGang struct {
+	*gangRun
+	placed int
+	why    string
+}
+
+// fail takes the gang out, saying why.
+func (s shortGang) fail() {
+	s.failed = &Reason{Kind: ReasonGang, Detail: fmt.Sprintf("podgroup %s needs %d pods at once%s; only %d could be placed with the other pending pods: %s",
+		s.key, s.MinCount, inDomain(s.gangRun), s.placed, s.why)}
+}
+
+// shortGangs returns the gangs given capacity in plan that got less than their minCount.
+func shortGangs(plan *Plan, gangs []*gangRun, pinned map[*gangRun][]*corev1.Pod) []shortGang {
+	var out []shortGang
 	for _, g := range gangs {
 		if g.failed == nil {
-			if placed, _ := gangPlaced(plan, pinned[g]); placed < g.needed {
-				return true
+			if placed, why := gangPlaced(plan, pinned[g]); placed < g.needed {
+				out = append(out, shortGang{gangRun: g, placed: placed, why: why})
 			}
 		}
 	}
-	return false
+	return out
 }
 
 // finishGangs records each gang's outcome in the plan, makes the pods of the gangs left out
@@ -272,26 +281,15 @@ func admitGangs(gangs []*gangRun, pinned map[*gangRun][]*corev1.Pod, solve func(
 		if err != nil {
 			return err
 		}
-		var short []*gangRun
-		placedOf := map[*gangRun]int{}
-		whyOf := map[*gangRun]string{}
-		for _, g := range gangs {
-			if g.failed != nil {
-				continue
-			}
-			if placed, why := gangPlaced(plan, pinned[g]); placed < g.needed {
-				short = append(short, g)
-				placedOf[g], whyOf[g] = placed, why
-			}
-		}
+		short := shortGangs(plan, gangs, pinned)
 		if len(short) == 0 {
 			break
 		}
-		slices.SortStableFunc(short, func(a, b *gangRun) int {
+		slices.SortStableFunc(short, func(a, b shortGang) int {
 			switch {
-			case gangFailsFirst(a, placedOf[a], b, placedOf[b]):
+			case gangFailsFirst(a, b):
 				return -1
-			case gangFailsFirst(b, placedOf[b], a, placedOf[a]):
+			case gangFailsFirst(b, a):
 				return 1
 			}
 			return 0
@@ -299,9 +297,9 @@ func admitGangs(gangs []*gangRun, pinned map[*gangRun][]*corev1.Pod, solve func(
 		if len(dropped) < gangResolves {
 			short = short[:1]
 		}
-		for _, g := range short {
-			g.failed = shortReason(g, placedOf[g], whyOf[g])
-			dropped = append(dropped, g)
+		for _, s := range short {
+			s.fail()
+			dropped = append(dropped, s.gangRun)
 		}
 	}
 	if len(dropped) < 2 {
@@ -314,34 +312,26 @@ func admitGangs(gangs []*gangRun, pinned map[*gangRun][]*corev1.Pod, solve func(
 		if err != nil {
 			return err
 		}
-		if anyShort(plan, gangs, pinned) {
+		if len(shortGangs(plan, gangs, pinned)) > 0 {
 			g.failed = reason
 		}
 	}
 	return nil
 }
 
-// shortReason says why a gang is left out: only placed of its pods could be placed beside
-// the other pending pods, and why (a member that could not be).
-func shortReason(g *gangRun, placed int, why string) *Reason {
-	return &Reason{Kind: ReasonGang, Detail: fmt.Sprintf("podgroup %s needs %d pods at once%s; only %d could be placed with the other pending pods: %s",
-		g.key, g.MinCount, inDomain(g), placed, why)}
-}
-
 // gangResolves bounds the solves admitGangs spends taking short gangs out one at a time, and
 // again those it spends trying them again.
 const gangResolves = 8
 
-// gangFailsFirst reports whether gang a, with placed of its pods placed, is to be taken out
-// before gang b, with bPlaced placed, when both fall short: the lower priority first (as
-// kube-scheduler admits the higher first), then the smaller share of the pods it needs, then
-// the later name.
-func gangFailsFirst(a *gangRun, placed int, b *gangRun, bPlaced int) bool {
-	if pa, pb := gangPriority(a), gangPriority(b); pa != pb {
+// gangFailsFirst reports whether short gang a is to be taken out before short gang b: the
+// lower priority first (as kube-scheduler admits the higher first), then the smaller share of
+// the pods it needs placed, then the later name.
+func gangFailsFirst(a, b shortGang) bool {
+	if pa, pb := gangPriority(a.gangRun), gangPriority(b.gangRun); pa != pb {
 		return pa < pb
 	}
-	// placed/needed < bPlaced/b.needed, without division (needed > 0 for a gang short of it).
-	if l, r := placed*b.needed, bPlaced*a.needed; l != r {
+	// a.placed/a.needed < b.placed/b.needed, without division (needed > 0 for a short gang).
+	if l, r := a.placed*b.needed, b.placed*a.needed; l != r {
 		return l < r
 	}
 	return a.key > b.key
