@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
@@ -149,7 +148,7 @@ type timeline struct {
 }
 
 func watchTimeline(t *testing.T, e *ctrltest.Env) *timeline {
-	cs, err := kubernetes.NewForConfig(e.CP.RESTConfig())
+	watcher, err := client.NewWithWatch(e.CP.RESTConfig(), client.Options{Scheme: e.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,19 +167,15 @@ func watchTimeline(t *testing.T, e *ctrltest.Env) *timeline {
 		tl.lines = append(tl.lines, time.Now().Format("15:04:05.000")+" "+fmt.Sprintf(format, args...))
 		tl.mu.Unlock()
 	}
-	pods, err := cs.CoreV1().Pods("burst").Watch(ctx, metav1.ListOptions{})
+	pods, err := watcher.Watch(ctx, &corev1.PodList{}, client.InNamespace("burst"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes, err := cs.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{})
+	nodes, err := watcher.Watch(ctx, &corev1.NodeList{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	claims, err := client.NewWithWatch(e.CP.RESTConfig(), client.Options{Scheme: e.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	claimWatch, err := claims.Watch(ctx, &apisv1.NodeClaimList{})
+	claimWatch, err := watcher.Watch(ctx, &apisv1.NodeClaimList{})
 	if err != nil {
 		t.Fatal(err)
 	}
