@@ -413,6 +413,14 @@ func (c *Cluster) Pods() []*corev1.Pod {
 	return out
 }
 
+// Pod returns the pod the mirror knows by that namespace and name.
+func (c *Cluster) Pod(namespace, name string) (*corev1.Pod, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	p, ok := c.pods[key(namespace, name)]
+	return p, ok
+}
+
 // NominatedNodes returns the nodes that pending pods are nominated to (status.
 // nominatedNodeName, by kube-scheduler for a preemption or by tenon's nominator): kube-scheduler
 // keeps room there for them; and the registered nodes holding pending pods promised to their

@@ -183,35 +183,75 @@ func (n *nominator) nominate(ctx context.Context, providerID string) {
 }
 
 // registering nominates the pods planned onto claim to node, registrationWriters at a time,
-// and returns when they are written. Registration calls it before it takes the unregistered
-// taint off the node, so kube-scheduler, which cannot place a pod on the node before that,
-// sees where each pod was planned before it sees the room: nominations no longer race the
-// scheduler.
+// and returns when they are written and tenon's own informers have seen them (for at most
+// registrationSettle). Registration calls it before it takes the unregistered taint off the
+// node, so kube-scheduler, which cannot place a pod on the node before that, sees where each
+// pod was planned before it sees the room: nominations no longer race the scheduler. The wait
+// for the informers matters because kube-scheduler watches pods and nodes on separate streams:
+// a taint removal written after the nominations can still reach it first, and then it places
+// the pods as its scores say, into room the plan kept for others. Once tenon's own pod watch
+// has delivered the nominations, kube-scheduler's (fed by the same API server) has too, as a
+// rule.
 func (n *nominator) registering(ctx context.Context, claim, node string) {
-	n.nominateAll(ctx, claim, node, make(chan struct{}, registrationWriters))
+	written := n.nominateAll(ctx, claim, node, make(chan struct{}, registrationWriters))
+	if len(written) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, registrationSettle)
+	defer cancel()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		written = slices.DeleteFunc(written, func(k types.NamespacedName) bool {
+			p, ok := n.cluster.Pod(k.Namespace, k.Name)
+			return !ok || p.Spec.NodeName != "" || p.Status.NominatedNodeName == node
+		})
+		if len(written) == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			n.log.V(1).Info("the node's nominations were not seen in time; taking its taint off anyway", "node", node, "unseen", len(written))
+			return
+		case <-tick.C:
+		}
+	}
 }
 
+// registrationSettle bounds how long registration waits for tenon's informers to see the
+// nominations it wrote.
+const registrationSettle = 2 * time.Second
+
 // nominateAll nominates the pods planned onto claim to node, as many at once as slots has
-// room for, and returns when they are written.
-func (n *nominator) nominateAll(ctx context.Context, claim, node string, slots chan struct{}) {
+// room for, and returns, when they are written, the pods it nominated.
+func (n *nominator) nominateAll(ctx context.Context, claim, node string, slots chan struct{}) []types.NamespacedName {
 	n.mu.Lock()
 	keys := n.take(claim)
 	n.mu.Unlock()
-	var wg sync.WaitGroup
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		written []types.NamespacedName
+	)
 	for _, key := range keys {
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
 			wg.Wait()
-			return
+			return written
 		}
 		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			n.nominateOne(ctx, key, node)
+			if n.nominateOne(ctx, key, node) {
+				mu.Lock()
+				written = append(written, key)
+				mu.Unlock()
+			}
 		}()
 	}
 	wg.Wait()
+	return written
 }
 
 // registrationWriters is how many nominations of one registering node are written at once
@@ -223,14 +263,15 @@ func unregistered(node *corev1.Node) bool {
 	return slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&apisv1.UnregisteredNoExecuteTaint) })
 }
 
-// nominateOne nominates one pod to node unless it is bound, going, or nominated by another.
-func (n *nominator) nominateOne(ctx context.Context, key types.NamespacedName, node string) {
+// nominateOne nominates one pod to node unless it is bound, going, or nominated by another,
+// and reports whether it wrote the nomination.
+func (n *nominator) nominateOne(ctx context.Context, key types.NamespacedName, node string) bool {
 	pod := &corev1.Pod{}
 	if err := n.kube.Get(ctx, key, pod); err != nil {
-		return // gone
+		return false // gone
 	}
 	if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil {
-		return
+		return false
 	}
 	n.mu.Lock()
 	own := n.made[key].node
@@ -238,7 +279,7 @@ func (n *nominator) nominateOne(ctx context.Context, key types.NamespacedName, n
 	// Another's nomination (kube-scheduler's, for a preemption) is left alone; tenon's own
 	// earlier one is replaced by the new plan's.
 	if nnn := pod.Status.NominatedNodeName; nnn == node || (nnn != "" && nnn != own) {
-		return
+		return false
 	}
 	patch := client.MergeFrom(pod.DeepCopy())
 	pod.Status.NominatedNodeName = node
@@ -246,9 +287,10 @@ func (n *nominator) nominateOne(ctx context.Context, key types.NamespacedName, n
 		if !apierrors.IsNotFound(err) {
 			n.log.V(1).Info("could not nominate a pod to its planned node", "pod", snapshot.PodKey(pod), "node", node, "error", err.Error())
 		}
-		return
+		return false
 	}
 	n.mu.Lock()
 	n.made[key] = nomination{node: node, at: n.clock.Now()}
 	n.mu.Unlock()
+	return true
 }
