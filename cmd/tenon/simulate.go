@@ -46,7 +46,7 @@ type simulateFlags struct {
 	until, restart, timeout     time.Duration
 	maxJobs                     int
 	nodeGroups, tenonDisruption string
-	strict, noProgress          bool
+	strict, noProgress, gangs   bool
 	spotToSpot                  bool
 	expendableCutoff            int32
 }
@@ -106,6 +106,7 @@ for scripts. The same seed gives the same result.`,
 		"Karpenter's feature gates, Name=true|false comma-separated, as tenon controller takes them; SpotToSpotConsolidation (default false) lets the tenon and karpenter-like policies replace spot by spot")
 	fl.Int32Var(&f.expendableCutoff, "expendable-pods-priority-cutoff", scheduling.DefaultExpendableCutoff,
 		"pods of a priority below this are expendable: the tenon and node-groups policies buy no capacity for them (karpenter-like does, as Karpenter)")
+	fl.BoolVar(&f.gangs, "gangs", false, "treat every job of more than one replica as a gang (a PodGroup whose minCount is its replicas): kube-scheduler binds its pods together or not at all for every policy; tenon buys its capacity whole or not at all, karpenter-like and node-groups pod by pod")
 	fl.BoolVar(&f.strict, "strict", false, "treat trace rows that would be skipped as errors")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "do not draw the progress bar (it is drawn only when standard error is a terminal)")
 	return cmd
@@ -218,7 +219,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 
 func simOptions(f *simulateFlags) (sim.Options, error) {
 	opts := sim.Options{Seed: f.seed, Until: f.until, RestartPenalty: f.restart, Scheduler: sim.Scoring(f.scheduler), TenonDisruption: f.tenonDisruption, SpotToSpotConsolidation: f.spotToSpot,
-		ExpendablePriorityCutoff: &f.expendableCutoff}
+		ExpendablePriorityCutoff: &f.expendableCutoff, Gangs: f.gangs}
 	if f.bootDelay != "class" {
 		d, err := sim.ParseDelay(f.bootDelay)
 		if err != nil {

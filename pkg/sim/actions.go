@@ -46,6 +46,7 @@ func (r *run) detach(p *Pod) *Node {
 	if !n.Disrupting {
 		r.free = r.free.Add(*r.requests(p))
 		r.roomEpoch++ // room on a node being taken away helps no one
+		r.gangEpoch++
 	}
 	p.Node = NoNode
 	return n
@@ -64,6 +65,7 @@ func (r *run) bind(p *Pod, n *Node) {
 	}
 	p.State = PodRunning
 	p.Started = r.now
+	r.running++
 	p.gen++
 	n.running++
 	n.LastChange = r.now
@@ -76,6 +78,14 @@ func (r *run) bind(p *Pod, n *Node) {
 		r.q.push(event{at: r.now + p.Work, kind: evFinish, x: int32(p.ID), gen: p.gen})
 	}
 	r.markDirty()
+}
+
+// stopped counts a pod that stopped running, and notes when none runs any more.
+func (r *run) stopped() {
+	r.running--
+	if r.running == 0 {
+		r.idleSince = r.now
+	}
 }
 
 // finishPod ends a run of a pod unless the event is stale (the pod was evicted since).
@@ -92,6 +102,7 @@ func (r *run) finishPod(p *Pod, gen uint32) {
 func (r *run) complete(p *Pod) {
 	n := r.detach(p)
 	n.running--
+	r.stopped()
 	n.LastChange = r.now
 	p.State = PodDone
 	p.Work = 0
@@ -118,6 +129,7 @@ func (r *run) evict(p *Pod) {
 	case PodRunning:
 		n := r.detach(p)
 		n.running--
+		r.stopped()
 		n.LastChange = r.now
 		if p.Work >= 0 {
 			p.Work = max(p.Work-(r.now-p.Started), 0) + r.opts.RestartPenalty
@@ -249,9 +261,10 @@ func (r *run) ready(n *Node) {
 	}
 	n.State = NodeReady
 	r.met.ready(n)
+	r.gangEpoch++
 	for _, id := range slices.Clone(n.Pods) {
-		if p := &r.pods[id]; p.State == PodNominated {
-			r.bind(p, n)
+		if p := &r.pods[id]; p.State == PodNominated && !r.isGang(p.Job) {
+			r.bind(p, n) // a gang's pods bind together (tryGangs, after this event)
 		}
 	}
 	r.fillNode(n)
@@ -355,6 +368,7 @@ func (r *run) setDisrupting(n *Node, on bool) {
 		r.free = r.free.Sub(n.Free())
 	} else {
 		r.free = r.free.Add(n.Free())
+		r.gangEpoch++
 	}
 	r.view.counts = nil
 }

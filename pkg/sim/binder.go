@@ -153,8 +153,10 @@ func (r *run) signature(n *Node) int32 {
 	return s
 }
 
-// pendingQueue keeps the pending pods in line per shape, oldest first. Entries go stale when a
-// pod leaves pending; they are skipped and compacted away.
+// pendingQueue keeps the pending pods in line per shape, oldest first, and the pending pods of
+// gangs in a line of their own after the shapes' (the binder places a gang whole, gangs.go,
+// never pod by pod). Entries go stale when a pod leaves pending; they are skipped and
+// compacted away.
 type pendingQueue struct {
 	q       [][]pendEntry
 	headIdx []int
@@ -168,14 +170,19 @@ type pendEntry struct {
 }
 
 func (q *pendingQueue) init(shapes int) {
-	q.q = make([][]pendEntry, shapes)
-	q.headIdx = make([]int, shapes)
+	q.q = make([][]pendEntry, shapes+1)
+	q.headIdx = make([]int, shapes+1)
 }
 
-func (q *pendingQueue) add(p *Pod) {
+// add queues a pending pod: in its shape's line, or in the gangs' line when gang is set.
+func (q *pendingQueue) add(p *Pod, gang bool) {
 	p.pendSeq++
 	p.queued = true
-	q.q[p.Shape] = append(q.q[p.Shape], pendEntry{id: p.ID, since: p.PendingSince, seq: p.pendSeq})
+	line := int(p.Shape)
+	if gang {
+		line = len(q.q) - 1
+	}
+	q.q[line] = append(q.q[line], pendEntry{id: p.ID, since: p.PendingSince, seq: p.pendSeq})
 	q.size++
 }
 

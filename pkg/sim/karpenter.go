@@ -9,6 +9,7 @@ import (
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
 
 // KarpenterMultiNodeCandidates caps the candidates multi-node consolidation considers, and
@@ -44,22 +45,30 @@ type karpenterProvisioner struct{ k *ksched }
 func (p *karpenterProvisioner) Provision(now time.Time, v *View, pending []PodID) Decision {
 	place, claims, _ := p.k.schedule(v, pending, targets(v.Nodes()))
 	d := Decision{Place: place}
+	// The claims of one decision count against the limits together, as Karpenter's scheduler
+	// takes each new claim's capacity off what its NodePool has left.
+	added := map[int]scheduling.Resources{}
+	addedNodes := map[int]int{}
 	for _, c := range claims {
-		if l, ok := p.k.launch(v, c); ok && p.k.withinLimits(v, c, l.Type) {
+		if l, ok := p.k.launch(v, c); ok && p.k.withinLimits(v, c, l.Type, added[c.pool], addedNodes[c.pool]) {
 			d.Launch = append(d.Launch, l)
+			added[c.pool] = added[c.pool].Add(l.Type.Capacity)
+			addedNodes[c.pool]++
 		}
 	}
 	return d
 }
 
-// withinLimits reports whether the claim's launch type fits in what its pool's limits leave.
-func (k *ksched) withinLimits(v *View, c *kclaim, it *catalog.InstanceType) bool {
+// withinLimits reports whether the claim's launch type fits in what its pool's limits leave,
+// beyond the usage and nodes its pool has and the capacity and nodes already decided (extra,
+// extraNodes).
+func (k *ksched) withinLimits(v *View, c *kclaim, it *catalog.InstanceType, extra scheduling.Resources, extraNodes int) bool {
 	np := k.env.Pools[c.pool].Solver
 	used, nodes := v.Usage(c.pool)
-	if np.NodeLimit >= 0 && nodes+1 > np.NodeLimit {
+	if np.NodeLimit >= 0 && nodes+extraNodes+1 > np.NodeLimit {
 		return false
 	}
-	after := used.Add(it.Capacity)
+	after := used.Add(extra).Add(it.Capacity)
 	for i, lim := range np.HasLimit {
 		if lim && after[i] > np.Limits[i] {
 			return false

@@ -53,6 +53,12 @@ type Options struct {
 	// capacity for them, as tenon and Cluster Autoscaler do, and tenon's disruption finds them
 	// no place; the karpenter-like policy provisions for them, as Karpenter does.
 	ExpendablePriorityCutoff *int32
+	// Gangs makes every job of more than one replica a gang: a PodGroup whose minCount is the
+	// job's replicas. The simulated kube-scheduler then binds a gang's pods together or not at
+	// all (its gang scheduling, on in tenon's control plane), for every policy; the tenon
+	// policy gives a gang capacity whole or not at all (pkg/solver's gangs), the karpenter-like
+	// and node-groups policies provision pod by pod, as Karpenter and Cluster Autoscaler do.
+	Gangs bool
 	// NodeGroups names the instance types of the node-groups baseline (empty: chosen from the
 	// workload, see NodeGroupsPolicy).
 	NodeGroups []string

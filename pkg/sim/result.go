@@ -21,6 +21,10 @@ type PolicyResult struct {
 	// when the pods left could never start, the moment that was clear (an hour after it
 	// stalled if nodes were still up, for the policy to take them away).
 	EndHours float64 `json:"endHours"`
+	// EndedIdle is set when the run was ended because, every job being in, no pod had run for
+	// an hour while pods waited and the policy kept buying and removing nodes (gangs it bought
+	// part of the capacity for, which never completed).
+	EndedIdle bool `json:"endedIdle,omitempty"`
 
 	PodsSubmitted int `json:"podsSubmitted"`
 	PodsStarted   int `json:"podsStarted"`
@@ -96,7 +100,7 @@ func (r *run) finish() *PolicyResult {
 		PodsEvicted: m.evict, CommandEvictions: m.cmdEv, SavingsPerHour: m.saved,
 		GPUHoursPaid: m.gpuH[0], GPUHoursUsed: m.gpuH[1], StrandedGPUHours: m.gpuH[0] - m.gpuH[1],
 		TypeMix: m.typeMix(), Stats: r.stats, Assumptions: r.policy.Assumptions,
-		PodsUnplaceable: r.unplaceable, Incomplete: r.incomplete,
+		PodsUnplaceable: r.unplaceable, Incomplete: r.incomplete, EndedIdle: r.churned,
 	}
 	for k, v := range res.Commands {
 		if v == 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/cloud"
 	"github.com/tenon-sh/tenon/pkg/scheduling"
+	"github.com/tenon-sh/tenon/pkg/solver"
 )
 
 // run is one policy replaying the workload: the engine's whole state.
@@ -63,11 +64,25 @@ type run struct {
 	unplaceable int
 	// incomplete is set when the replay was stopped before its end.
 	incomplete bool
+	// running counts the pods running; idleSince is when the last pod running stopped.
+	// churned is set when the replay was ended because nothing had run for settleGrace while
+	// capacity kept changing.
+	running   int
+	idleSince time.Duration
+	churned   bool
 	// dynamic is set when some class limits capacity (capacity pools, finite spot,
 	// reservations): what the cloud sells then changes as instances come and go.
 	dynamic bool
 	// retryEpoch is capEpoch+1 when pods were last offered again after a failed launch.
 	retryEpoch uint64
+
+	// The gangs (Options.Gangs) with pods not running, oldest job first; gangEpoch counts the
+	// events that may let a waiting gang bind (room freed or a node ready), and gangTried[j]
+	// is gangEpoch+1 when gang j last failed to bind (gangs.go).
+	gangsWaiting []int32
+	gangEpoch    uint64
+	gangTried    []uint64
+	gangList     []solver.Gang // the gangs' PodGroups, for the solver (gangs)
 }
 
 // settleGrace is how long a replay goes on once it has stalled (every job submitted, no pod
@@ -144,6 +159,9 @@ func newRun(env *Env, opts Options, policy Policy) (*run, error) {
 		}
 	}
 	r.pend.init(len(w.Shapes))
+	if opts.Gangs {
+		r.gangTried = make([]uint64, len(w.Jobs))
+	}
 	r.compat = make([][]int8, len(w.Shapes))
 	r.view = &View{r: r}
 	r.met = newMetrics(r, w.Span(), opts)
@@ -183,10 +201,18 @@ func (r *run) simulate(ctx context.Context) *PolicyResult {
 		r.now = e.at
 		r.stats.Events++
 		r.handle(e)
+		r.tryGangs()
 		if r.nextJob < len(w.Jobs) {
 			continue
 		}
 		if r.active == 0 {
+			break
+		}
+		// Nothing has run for settleGrace while pods wait and nodes come and go: a policy
+		// buying capacity for gangs that never complete (each time the idle nodes are taken
+		// away, it buys them again) would go on for ever.
+		if r.running == 0 && r.now > max(r.idleSince, w.Jobs[len(w.Jobs)-1].Submit)+settleGrace {
+			r.churned = true
 			break
 		}
 		// Every job is in: once the pods left can never start, the replay is over (its
@@ -314,10 +340,18 @@ func (r *run) makePending(p *Pod) {
 	p.stuck = 0
 	p.Node = NoNode
 	p.PendingSince = r.now
+	if r.isGang(p.Job) {
+		// The binder places a gang whole, once the event that made this pod pending is
+		// done (tryGangs); until then it waits like any pending pod.
+		r.pend.add(p, true)
+		r.gangWaits(p.Job)
+		r.trigger()
+		return
+	}
 	if r.bindAnywhere(p) {
 		return
 	}
-	r.pend.add(p)
+	r.pend.add(p, false)
 	r.trigger()
 }
 
@@ -375,10 +409,10 @@ func (r *run) provision() {
 		if p.State != PodPending || n.State == NodeGone || n.Disrupting || !r.shapeFits(p, n) {
 			continue
 		}
-		if n.State == NodeReady {
+		if n.State == NodeReady && !r.isGang(p.Job) {
 			r.bind(p, n)
 		} else {
-			r.nominate(p, n)
+			r.nominate(p, n) // a gang's pods bind together (tryGangs, after this event)
 		}
 	}
 	failed := false

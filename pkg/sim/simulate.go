@@ -44,6 +44,8 @@ type Settings struct {
 	PassSeconds  float64 `json:"disruptionPassSeconds"`
 	UntilHours   float64 `json:"untilHours,omitempty"`
 	RestartDelay string  `json:"restartPenalty"`
+	// Gangs is set when jobs of more than one replica were gangs (Options.Gangs).
+	Gangs bool `json:"gangs,omitempty"`
 }
 
 // Simulate replays env's workload under each named policy, and computes the lower bound. The
@@ -114,12 +116,15 @@ func (rep *Report) fill(env *Env, source string, opts Options) {
 	rep.Settings = Settings{
 		Seed: opts.Seed, BootDelay: opts.BootDelay.String(), Spot: string(opts.Spot), SpotCapacity: string(opts.SpotCapacity), Scheduler: string(opts.Scheduler),
 		Batch:       fmt.Sprintf("idle %s, max %s", opts.BatchIdle, opts.BatchMax),
-		PassSeconds: opts.PassInterval.Seconds(), UntilHours: opts.Until.Hours(), RestartDelay: opts.RestartPenalty.String(),
+		PassSeconds: opts.PassInterval.Seconds(), UntilHours: opts.Until.Hours(), RestartDelay: opts.RestartPenalty.String(), Gangs: opts.Gangs,
 	}
 	rep.Assumptions = append(rep.Assumptions, w.Assumptions...)
 	rep.Assumptions = append(rep.Assumptions, env.Notes...)
 	if opts.SpotCapacity == SpotCapacityAdvisor {
 		rep.Assumptions = append(rep.Assumptions, spotCapacityAssumption(opts.SpotCapacityVCPUs))
+	}
+	if opts.Gangs {
+		rep.Assumptions = append(rep.Assumptions, "gangs: every job of more than one replica is a gang (a PodGroup whose minCount is its replicas); kube-scheduler binds a gang's pods together, once each has room on a ready node, for every policy (its gang scheduling); pods nominated to booting nodes keep their room while the gang can complete; capacity bought for a gang that does not complete is idle and counted in stranded GPU-hours; tenon's disruption may still move one pod of a gang (the simulator's disrupters do not read PodGroups), which then binds alone")
 	}
 	rep.Assumptions = append(rep.Assumptions,
 		"nodes cost their offering's price from launch until the instance has shut down; boot, registration and (for GPU types) device-plugin delays pass before pods run on them",

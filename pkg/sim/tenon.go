@@ -88,14 +88,14 @@ func (t *tenon) Provision(now time.Time, v *View, pending []PodID) Decision {
 	shapes := shapeSet(v, pending)
 	pods := make([]*corev1.Pod, len(pending))
 	for i, id := range pending {
-		pods[i] = v.APIPod(id)
+		pods[i] = v.provisionPod(id)
 	}
 	v.CountSolve()
 	plan, err := t.solve(v, pods, shapes)
 	if err != nil {
 		return Decision{}
 	}
-	return t.decision(v, plan, pending)
+	return t.decision(v, plan, pending, pods)
 }
 
 // solve places pods (of shapes) with the solver: over the pools and the nodes with room for
@@ -128,7 +128,7 @@ func (t *tenon) roomFor(v *View, shapes []int, not NodeID) bool {
 // without nodes gives the same plan: it is prepared once and solved many times, until the
 // offerings (or, for pools with limits, their usage) change.
 func (t *tenon) poolsOnly(v *View, shapes []int) *solver.Prepared {
-	snap := &solver.Snapshot{DaemonSets: t.env.Workload.DaemonSets}
+	snap := &solver.Snapshot{DaemonSets: t.env.Workload.DaemonSets, Gangs: v.Gangs()}
 	var key strings.Builder
 	for _, p := range t.env.Pools {
 		sp := p.Solver
@@ -173,11 +173,12 @@ func limited(np *solver.NodePool) bool {
 	return false
 }
 
-// decision maps a plan back to the simulation's pods and nodes.
-func (t *tenon) decision(v *View, plan *solver.Plan, pending []PodID) Decision {
+// decision maps a plan back to the simulation's pods and nodes (pods[i] is pending[i] as the
+// solver saw it).
+func (t *tenon) decision(v *View, plan *solver.Plan, pending []PodID, pods []*corev1.Pod) Decision {
 	byPod := make(map[*corev1.Pod]PodID, len(pending))
-	for _, id := range pending {
-		byPod[v.APIPod(id)] = id
+	for i, id := range pending {
+		byPod[pods[i]] = id
 	}
 	byName := map[string]NodeID{}
 	for _, n := range v.Nodes() {
@@ -226,7 +227,7 @@ func shapeSet(v *View, pods []PodID) []int {
 // disrupted that have room for one of shapes (all of them when running pods matter to
 // topology), except those in exclude.
 func (t *tenon) snapshot(v *View, shapes []int, exclude map[NodeID]bool) *solver.Snapshot {
-	snap := &solver.Snapshot{DaemonSets: t.env.Workload.DaemonSets}
+	snap := &solver.Snapshot{DaemonSets: t.env.Workload.DaemonSets, Gangs: v.Gangs()}
 	for _, p := range t.env.Pools {
 		sp := p.Solver
 		sp.InstanceTypes = t.types(v, p, shapes)

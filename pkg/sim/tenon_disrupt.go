@@ -233,7 +233,9 @@ func (d *tenonDisrupter) check(v *View, pc *passCache, c candidate, cands []cand
 	n := c.n
 	pods := make([]*corev1.Pod, len(n.Pods))
 	for i, id := range n.Pods {
-		pods[i] = v.APIPod(id)
+		// The interim disrupter moves a gang's pod like any other (the binder then binds it
+		// alone, its gang running).
+		pods[i] = withoutGang(v.APIPod(id))
 	}
 	opts := solver.Options{SkipBound: true, ExcludeNodes: []string{n.Name}, HostnamePrefix: "replacement-"}
 	shapes := shapeSet(v, n.Pods)

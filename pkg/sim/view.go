@@ -88,9 +88,41 @@ func (v *View) APIPod(id PodID) *corev1.Pod {
 	p := &v.r.pods[id]
 	cp := *v.r.env.Workload.Shapes[p.Shape].Pod
 	cp.Name = fmt.Sprintf("job-%d-%d", p.Job, p.ID-v.r.firstPod[p.Job])
+	if v.r.isGang(p.Job) {
+		group := gangName(p.Job)
+		cp.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &group}
+	}
 	v.r.api[id] = &cp
 	return &cp
 }
+
+// provisionPod is the pod as a provisioner sees it: APIPod, but a pod of a gang whose other
+// pods run or are nominated to nodes names no PodGroup: capacity for it completes the gang
+// (kube-scheduler counts the running pods towards minCount; a launch for the gang that failed
+// is bought again alone, as the controller buys a failed member again beside the claims in
+// flight that hold the others), and the snapshot the solver sees need not hold the nodes of
+// the others.
+func (v *View) provisionPod(id PodID) *corev1.Pod {
+	api := v.APIPod(id)
+	if api.Spec.SchedulingGroup == nil || !v.r.gangOnNodes(v.r.pods[id].Job) {
+		return api
+	}
+	return withoutGang(api)
+}
+
+// withoutGang returns the pod as one that names no PodGroup.
+func withoutGang(p *corev1.Pod) *corev1.Pod {
+	if p.Spec.SchedulingGroup == nil {
+		return p
+	}
+	cp := *p
+	cp.Spec.SchedulingGroup = nil
+	return &cp
+}
+
+// Gangs returns the PodGroups of the workload's gangs (Options.Gangs), which the pods of
+// gangs name in spec.schedulingGroup (APIPod).
+func (v *View) Gangs() []solver.Gang { return v.r.gangs() }
 
 // ExpendableCutoff is the priority below which pods are expendable (Options).
 func (v *View) ExpendableCutoff() int32 {

@@ -1,0 +1,151 @@
+package sim
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// gpuPoolYAML is a NodePool of p3.16xlarge (8 V100 GPUs), on-demand in one zone, with a GPU
+// limit (none when limit is ""), and a SimNodeClass without delays but the boot delay the
+// options draw.
+func gpuPoolYAML(limit string) string {
+	y := poolYAML("p3.16xlarge")
+	if limit != "" {
+		y = strings.Replace(y, "  disruption:", "  limits: {nvidia.com/gpu: \""+limit+"\"}\n  disruption:", 1)
+	}
+	return y
+}
+
+// runPolicy replays env under one policy and returns the run, for its pods' books.
+func runPolicy(t *testing.T, env *Env, opts Options, name string) (*run, *PolicyResult) {
+	t.Helper()
+	opts = opts.withDefaults()
+	p, err := NewPolicy(name, env, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := newRun(env, opts, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, r.simulate(context.Background())
+}
+
+// A gang's pods start together whichever of their nodes boots last, under every policy; a job
+// of one replica is no gang.
+func TestGangPodsStartTogether(t *testing.T) {
+	env := traceEnv(t, parseSet(t, gpuPoolYAML("")), "0,3600,4,,,8,v100\n0,600,1,,,8,v100\n30,3600,3,,,8,v100\n")
+	opts := exact()
+	opts.BootDelay = Delay{Kind: "uniform", A: 30 * time.Second, B: 3 * time.Minute}
+	opts.Gangs = true
+	for _, name := range PolicyNames {
+		t.Run(name, func(t *testing.T) {
+			r, res := runPolicy(t, env, opts, name)
+			if res.PodsNeverStarted != 0 {
+				t.Fatalf("%d pods never started", res.PodsNeverStarted)
+			}
+			for _, j := range []int32{0, 2} {
+				first := r.pods[r.firstPod[j]]
+				for id := r.firstPod[j]; id < r.firstPod[j+1]; id++ {
+					if p := r.pods[id]; p.Started != first.Started || p.Evictions != 0 {
+						t.Errorf("gang job %d: pod %d started at %s (evicted %d times), pod %d at %s", j, id-r.firstPod[j], p.Started, p.Evictions, 0, first.Started)
+					}
+				}
+			}
+			if r.isGang(1) {
+				t.Error("a job of one replica is a gang")
+			}
+		})
+	}
+}
+
+// A gang that a NodePool's limit can never hold whole: tenon buys nothing for it, while the
+// karpenter-like policy, provisioning pod by pod, buys what the limit allows and strands its
+// GPUs; the replay ends.
+func TestGangLargerThanTheLimit(t *testing.T) {
+	env := traceEnv(t, parseSet(t, gpuPoolYAML("24")), "0,3600,4,,,8,v100\n")
+	opts := exact()
+	opts.Gangs = true
+	rep := simulate(t, env, opts, PolicyTenon, PolicyKarpenter)
+	ten, kar := policy(t, rep, PolicyTenon), policy(t, rep, PolicyKarpenter)
+	if ten.NodesLaunched != 0 || ten.StrandedGPUHours != 0 || ten.CostUSD != 0 {
+		t.Errorf("tenon bought %d nodes ($%.2f, %.1f stranded GPU-hours) for a gang its limit cannot hold", ten.NodesLaunched, ten.CostUSD, ten.StrandedGPUHours)
+	}
+	if ten.PodsNeverStarted != 4 || kar.PodsNeverStarted != 4 {
+		t.Errorf("pods never started: tenon %d, karpenter-like %d; want 4 each", ten.PodsNeverStarted, kar.PodsNeverStarted)
+	}
+	if kar.NodesLaunched < 3 || kar.StrandedGPUHours <= 0 {
+		t.Errorf("karpenter-like bought %d nodes, %.1f stranded GPU-hours; want at least 3 nodes bought for part of the gang, idle", kar.NodesLaunched, kar.StrandedGPUHours)
+	}
+	t.Logf("karpenter-like: %d nodes launched, $%.2f, %.1f stranded GPU-hours, ended at %.2f h (ended idle: %v)", kar.NodesLaunched, kar.CostUSD, kar.StrandedGPUHours, kar.EndHours, kar.EndedIdle)
+
+	// Without gangs the same pods are independent: three run at once, the fourth after them,
+	// under both policies.
+	opts.Gangs = false
+	rep = simulate(t, env, opts, PolicyTenon, PolicyKarpenter)
+	for _, p := range rep.Policies {
+		if p.PodsNeverStarted != 0 || p.NodesLaunched < 3 {
+			t.Errorf("without gangs, %s: %d pods never started, %d nodes launched", p.Policy, p.PodsNeverStarted, p.NodesLaunched)
+		}
+	}
+}
+
+// The karpenter-like policy's claims of one batch count against its NodePool's limits
+// together: a batch of four 8-GPU pods under a 24-GPU limit buys three nodes, not four.
+func TestKarpenterLikeLimitsCountTheWholeBatch(t *testing.T) {
+	env := traceEnv(t, parseSet(t, gpuPoolYAML("24")), "0,3600,4,,,8,v100\n")
+	r, _ := runPolicy(t, env, exact(), PolicyKarpenter)
+	if len(r.nodes) == 0 || r.stats.Batches == 0 {
+		t.Fatal("nothing launched")
+	}
+	first := 0
+	for _, n := range r.nodes {
+		if n.Launched == r.nodes[0].Launched {
+			first++
+		}
+	}
+	if first != 3 {
+		t.Errorf("the first batch launched %d p3.16xlarge under a limit of 24 GPUs, want 3", first)
+	}
+}
+
+// On the Philly trace's first 3,000 jobs with gangs, every policy runs every pod, and the pods
+// of each gang that were never evicted started at the same instant.
+func TestPhillyGangs(t *testing.T) {
+	env := philly(t, 3000)
+	opts := phillyOptions()
+	opts.Gangs = true
+	for _, name := range PolicyNames {
+		t.Run(name, func(t *testing.T) {
+			r, res := runPolicy(t, env, opts, name)
+			if res.PodsNeverStarted != 0 || res.PodsUnfinished != 0 {
+				t.Fatalf("%d pods never started, %d unfinished", res.PodsNeverStarted, res.PodsUnfinished)
+			}
+			gangs := 0
+			for j := range env.Workload.Jobs {
+				if !r.isGang(int32(j)) {
+					continue
+				}
+				gangs++
+				var start time.Duration = -1
+				for id := r.firstPod[j]; id < r.firstPod[j+1]; id++ {
+					p := r.pods[id]
+					if p.Evictions > 0 {
+						continue
+					}
+					if start >= 0 && p.Started != start {
+						t.Errorf("gang job %d: its pods started at %s and %s", j, start, p.Started)
+						break
+					}
+					start = p.Started
+				}
+			}
+			if gangs == 0 {
+				t.Fatal("no gang in the prefix")
+			}
+			t.Logf("%s: %d gangs, $%.0f, %.0f stranded GPU-hours", name, gangs, res.CostUSD, res.StrandedGPUHours)
+		})
+	}
+}
