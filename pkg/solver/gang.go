@@ -67,10 +67,23 @@ func (p *Prepared) gangsOf(pods []*corev1.Pod, opts Options) []*gangRun {
 	if len(snap.Gangs) == 0 {
 		return nil
 	}
+	// Only the gangs the pods name are looked up: a driver may pass every PodGroup it knows
+	// (the simulator passes every gang of a trace) with a batch that names few or none.
 	byKey := map[string]*gangRun{}
+	for _, pod := range pods {
+		if k := GangOf(pod); k != "" {
+			byKey[k] = nil
+		}
+	}
+	if len(byKey) == 0 {
+		return nil
+	}
 	for i := range snap.Gangs {
 		g := snap.Gangs[i]
-		byKey[g.Namespace+"/"+g.Name] = &gangRun{Gang: g, key: g.Namespace + "/" + g.Name}
+		k := g.Namespace + "/" + g.Name
+		if _, named := byKey[k]; named {
+			byKey[k] = &gangRun{Gang: g, key: k}
+		}
 	}
 	var out []*gangRun
 	for _, pod := range pods {
