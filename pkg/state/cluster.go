@@ -41,6 +41,7 @@ type Cluster struct {
 	podEvents  map[string]time.Time       // node name → when a pod last arrived on or left it
 	promised   map[string]map[string]bool // claim name → the pending pods promised to it (promises.go)
 	promisedTo map[string]string          // pod (namespace/name) → the claim it is promised to
+	lastBind   time.Time                  // when the mirror last saw a pending pod bound
 	generation uint64
 	changed    chan struct{}
 }
@@ -144,6 +145,9 @@ func (c *Cluster) UpdatePod(p *corev1.Pod) {
 	old, had := c.pods[k]
 	if had && old.Spec.NodeName != "" && old.Spec.NodeName != p.Spec.NodeName {
 		delete(c.podsByNode[old.Spec.NodeName], k)
+	}
+	if had && old.Spec.NodeName == "" && p.Spec.NodeName != "" {
+		c.lastBind = c.clock.Now()
 	}
 	c.pods[k] = p
 	if p.Spec.NodeName != "" || terminal(p) {

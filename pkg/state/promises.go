@@ -12,8 +12,38 @@ import (
 
 // PromiseTTL is how long pending pods stay promised to a NodeClaim after its Node registered:
 // kube-scheduler binds them within seconds when they fit; a pod still pending after that did
-// not fit where it was planned, and is planned for again.
+// not fit where it was planned, and is planned for again. While kube-scheduler is still
+// binding pods (a burst of thousands takes it minutes), the promise holds longer, up to
+// MaxSchedulerWait (see Outlived).
 const PromiseTTL = time.Minute
+
+// MaxSchedulerWait bounds how long a promise or a nomination holds while kube-scheduler is
+// busy binding other pods.
+const MaxSchedulerWait = 5 * time.Minute
+
+// schedulerBusy: kube-scheduler is taken to be still working through its queue when the
+// mirror saw a pod bound within this long.
+const schedulerBusy = 10 * time.Second
+
+// Outlived reports whether something that began at start (a node's registration, a
+// nomination) and waits for kube-scheduler has waited longer than ttl: ttl has passed and
+// either kube-scheduler has bound no pod for schedulerBusy or MaxSchedulerWait has passed too.
+// A pod still pending while kube-scheduler binds a burst has not been judged yet; a pod still
+// pending once it has gone quiet did not fit.
+func (c *Cluster) Outlived(start time.Time, ttl time.Duration) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.outlived(start, ttl)
+}
+
+// outlived is Outlived; c.mu is held.
+func (c *Cluster) outlived(start time.Time, ttl time.Duration) bool {
+	age := c.clock.Since(start)
+	if age <= ttl {
+		return false
+	}
+	return age > MaxSchedulerWait || c.lastBind.IsZero() || c.clock.Since(c.lastBind) > schedulerBusy
+}
 
 // Promises: the provisioner promises a NodeClaim the pending pods it planned onto it. While the
 // promise holds, the claim is seen (SolverNodes) holding those pods as if they were bound, and
@@ -25,7 +55,8 @@ const PromiseTTL = time.Minute
 // A promise ends when the pod binds or goes, when the claim goes or is marked for deletion,
 // when the claim launched with an allocatable that does not hold what it was planned to hold
 // (its resource requests: the pods and DaemonSet overhead), once the claim's Node has no
-// room left for them beside the pods bound to it, and PromiseTTL after the Node registered.
+// room left for them beside the pods bound to it, and PromiseTTL after the Node registered
+// (longer while kube-scheduler is still binding a burst: Outlived).
 
 // Promise records that pods were planned onto the NodeClaim named claim; a later promise of
 // the same pod replaces the earlier one.
@@ -94,7 +125,7 @@ func (c *Cluster) promiseHolds(claim string, nodes map[string]*corev1.Node) bool
 		}
 	}
 	if n := nodes[nc.Status.ProviderID]; n != nil {
-		return !c.marked[n.Name] && c.clock.Since(n.CreationTimestamp.Time) <= PromiseTTL && c.roomFor(claim, n)
+		return !c.marked[n.Name] && !c.outlived(n.CreationTimestamp.Time, PromiseTTL) && c.roomFor(claim, n)
 	}
 	return true
 }

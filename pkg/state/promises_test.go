@@ -124,6 +124,41 @@ func TestPromises(t *testing.T) {
 			t.Error("a node whose promise ended is still reported as nominated")
 		}
 	})
+	t.Run("registered, kube-scheduler still binding a burst", func(t *testing.T) {
+		c, clk, pods := setup()
+		register(c, clk, rl("4", "8Gi"))
+		// Another pod, pending, is bound elsewhere every few seconds: kube-scheduler is still
+		// working through its queue, so the promise holds past PromiseTTL.
+		bindOne := func(i int) {
+			p := pending(fmt.Sprintf("burst-%d", i), "100m")
+			c.UpdatePod(p)
+			p = p.DeepCopy()
+			p.Spec.NodeName = "elsewhere"
+			c.UpdatePod(p)
+		}
+		for i := 0; clk.Since(time.Unix(1000, 0)) < 2*PromiseTTL; i++ {
+			clk.Step(5 * time.Second)
+			bindOne(i)
+		}
+		if !c.Promised()(pods[0]) || held(t, c, "node-a") != 2 {
+			t.Fatalf("a promise ended at %s while kube-scheduler was still binding (holds %d)", clk.Since(time.Unix(1000, 0)), held(t, c, "node-a"))
+		}
+		// Once kube-scheduler has bound nothing for a while, the promise ends.
+		clk.Step(schedulerBusy + time.Second)
+		if c.Promised()(pods[0]) {
+			t.Error("a promise outlives PromiseTTL once kube-scheduler went quiet")
+		}
+		// However busy kube-scheduler stays, no promise outlives MaxSchedulerWait.
+		c, clk, pods = setup()
+		register(c, clk, rl("4", "8Gi"))
+		for i := 0; clk.Since(time.Unix(1000, 0)) <= MaxSchedulerWait; i++ {
+			clk.Step(5 * time.Second)
+			bindOne(i)
+		}
+		if c.Promised()(pods[0]) {
+			t.Error("a promise outlives MaxSchedulerWait")
+		}
+	})
 	t.Run("registered node filled by others", func(t *testing.T) {
 		c, clk, pods := setup()
 		n := register(c, clk, rl("4", "8Gi"))

@@ -27,9 +27,10 @@ import (
 // say, onto whichever node registers first, and the pods planned there find it full and wait
 // for another batch, which buys more.
 //
-// A nomination that has not led to a binding within NominationTTL is stale: the pod is planned
-// for again (kube-scheduler keeps a nomination when the pod does not fit there), and a later
-// plan may nominate it elsewhere.
+// A nomination that has not led to a binding within NominationTTL is stale (longer while
+// kube-scheduler is still binding other pods, up to state.MaxSchedulerWait: state.Cluster.
+// Outlived): the pod is planned for again (kube-scheduler keeps a nomination when the pod does
+// not fit there), and a later plan may nominate it elsewhere.
 type nominator struct {
 	kube    client.Client
 	cluster *state.Cluster
@@ -77,7 +78,7 @@ func (n *nominator) isStale(p *corev1.Pod) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	m, ok := n.made[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}]
-	return ok && m.node == p.Status.NominatedNodeName && n.clock.Since(m.at) > NominationTTL
+	return ok && m.node == p.Status.NominatedNodeName && n.cluster.Outlived(m.at, NominationTTL)
 }
 
 // sweep forgets the nominations of pods bound or gone, and calls stale when one went stale.
@@ -94,7 +95,7 @@ func (n *nominator) sweep() {
 		switch {
 		case !live[k]:
 			delete(n.made, k)
-		case !m.reported && n.clock.Since(m.at) > NominationTTL:
+		case !m.reported && n.cluster.Outlived(m.at, NominationTTL):
 			m.reported, fire = true, true
 			n.made[k] = m
 		}

@@ -1,6 +1,7 @@
 package provisioning
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -63,5 +64,28 @@ func TestNominationsGoStale(t *testing.T) {
 	n.forget("claim-2")
 	if _, ok := n.claimOf[types.NamespacedName{Namespace: "default", Name: "b"}]; ok || len(n.planned["claim-2"]) != 0 {
 		t.Error("forgetting a claim kept its pods")
+	}
+}
+
+// While kube-scheduler is still binding other pods (a burst), a nomination does not go stale
+// at NominationTTL: it waits until kube-scheduler has gone quiet, or state.MaxSchedulerWait.
+func TestNominationsWaitForABusyScheduler(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	cluster := state.NewCluster(clk)
+	ours := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "ours"}, Status: corev1.PodStatus{NominatedNodeName: "n1"}}
+	cluster.UpdatePod(ours)
+	n := newNominator(nil, cluster, clk, logr.Discard(), func() {})
+	start := clk.Now()
+	n.made[types.NamespacedName{Namespace: "default", Name: "ours"}] = nomination{node: "n1", at: start}
+	for i := 0; clk.Since(start) <= state.MaxSchedulerWait; i++ {
+		clk.Step(5 * time.Second)
+		other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprint("burst-", i)}}
+		cluster.UpdatePod(other)
+		other = other.DeepCopy()
+		other.Spec.NodeName = "n2"
+		cluster.UpdatePod(other)
+		if stale := n.isStale(ours); stale != (clk.Since(start) > state.MaxSchedulerWait) {
+			t.Fatalf("at %s, with kube-scheduler binding every 5 s: stale %v", clk.Since(start), stale)
+		}
 	}
 }
