@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -16,21 +15,6 @@ func gpuPoolYAML(limit string) string {
 		y = strings.Replace(y, "  disruption:", "  limits: {nvidia.com/gpu: \""+limit+"\"}\n  disruption:", 1)
 	}
 	return y
-}
-
-// runPolicy replays env under one policy and returns the run, for its pods' books.
-func runPolicy(t *testing.T, env *Env, opts Options, name string) (*run, *PolicyResult) {
-	t.Helper()
-	opts = opts.withDefaults()
-	p, err := NewPolicy(name, env, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := newRun(env, opts, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r, r.simulate(context.Background())
 }
 
 // A gang's pods start together whichever of their nodes boots last, under every policy; a job

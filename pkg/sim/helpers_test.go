@@ -2,6 +2,7 @@ package sim
 
 import (
 	"compress/gzip"
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -90,6 +91,21 @@ func simulate(t testing.TB, env *Env, opts Options, policies ...string) *Report 
 		t.Fatal(err)
 	}
 	return rep
+}
+
+// runPolicy replays env under one policy and returns the run, for its books.
+func runPolicy(t testing.TB, env *Env, opts Options, name string) (*run, *PolicyResult) {
+	t.Helper()
+	opts = opts.withDefaults()
+	p, err := NewPolicy(name, env, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := newRun(env, opts, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, r.simulate(context.Background())
 }
 
 func policy(t testing.TB, rep *Report, name string) *PolicyResult {

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -120,17 +119,9 @@ func TestInvariants(t *testing.T) {
 	env := philly(t, 3000)
 	for _, name := range PolicyNames {
 		t.Run(name, func(t *testing.T) {
-			opts := phillyOptions().withDefaults()
+			opts := phillyOptions()
 			opts.Until = env.Workload.Jobs[2500].Submit + 30*time.Second
-			p, err := NewPolicy(name, env, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := newRun(env, opts, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.simulate(context.Background())
+			r, _ := runPolicy(t, env, opts, name)
 			t.Logf("at %s: %d nodes, %d pods active, %d pending", r.now, len(r.alive), r.active, r.pend.size)
 			if len(r.alive) == 0 || r.active == 0 {
 				t.Fatalf("nothing to check")

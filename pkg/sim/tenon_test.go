@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,15 +22,7 @@ func TestTenonSolvesAsTheSolverWould(t *testing.T) {
 	// Cluster states from every policy: tenon's own are tight, the others leave room.
 	for i, name := range PolicyNames {
 		opts.Until = env.Workload.Jobs[len(env.Workload.Jobs)*(i+1)/4].Submit
-		p, err := NewPolicy(name, env, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := newRun(env, opts, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.simulate(context.Background())
+		r, _ := runPolicy(t, env, opts, name)
 		v, tn := r.view, TenonPolicy(env).Provisioner.(*tenon)
 		for s := range env.Workload.Shapes {
 			for _, n := range []int{1, 3, 9} {
