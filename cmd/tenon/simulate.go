@@ -23,6 +23,7 @@ import (
 	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	karpv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/v1alpha1"
 	"github.com/tenon-sh/tenon/pkg/featuregates"
 	"github.com/tenon-sh/tenon/pkg/manifest"
 	"github.com/tenon-sh/tenon/pkg/report"
@@ -47,6 +48,7 @@ type simulateFlags struct {
 	maxJobs                     int
 	nodeGroups, tenonDisruption string
 	strict, noProgress, gangs   bool
+	gpuShares                   int64
 	spotToSpot                  bool
 	expendableCutoff            int32
 }
@@ -106,6 +108,7 @@ for scripts. The same seed gives the same result.`,
 		"Karpenter's feature gates, Name=true|false comma-separated, as tenon controller takes them; SpotToSpotConsolidation (default false) lets the tenon and karpenter-like policies replace spot by spot")
 	fl.Int32Var(&f.expendableCutoff, "expendable-pods-priority-cutoff", scheduling.DefaultExpendableCutoff,
 		"pods of a priority below this are expendable: the tenon and node-groups policies buy no capacity for them (karpenter-like does, as Karpenter)")
+	fl.Int64Var(&f.gpuShares, "gpu-shares", 0, "serve trace rows asking for a fraction of a GPU from GPUs shared this many ways (time-slicing: each pod asks for ceil(gpu × N) of nvidia.com/gpu.shared); without -f a NodePool gpu-shared of such GPUs is added; 0 refuses fractional GPUs")
 	fl.BoolVar(&f.gangs, "gangs", false, "treat every job of more than one replica as a gang (a PodGroup whose minCount is its replicas): kube-scheduler binds its pods together or not at all for every policy; tenon buys its capacity whole or not at all, karpenter-like and node-groups pod by pod")
 	fl.BoolVar(&f.strict, "strict", false, "treat trace rows that would be skipped as errors")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "do not draw the progress bar (it is drawn only when standard error is a terminal)")
@@ -123,7 +126,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if err != nil {
 		return err
 	}
-	set, source, err := loadManifests(f.files, f.recursive, f.trace != "")
+	set, source, err := loadManifests(f.files, f.recursive, f.trace != "", f.gpuShares)
 	if err != nil {
 		return err
 	}
@@ -255,7 +258,7 @@ func simOptions(f *simulateFlags) (sim.Options, error) {
 // simulateKinds are the kinds simulate reads from the -f manifests (volumes are not simulated).
 var simulateKinds = []schema.GroupKind{
 	{Group: apisv1.Group, Kind: apisv1.NodePoolKind}, {Group: simv1alpha1.Group, Kind: simv1alpha1.SimNodeClassKind},
-	awsv1.EC2NodeClassGroupKind,
+	awsv1.EC2NodeClassGroupKind, karpv1alpha1.NodeOverlayGroupKind,
 	{Kind: "Pod"}, {Group: "apps", Kind: "Deployment"}, {Group: "apps", Kind: "ReplicaSet"},
 	{Group: "apps", Kind: "StatefulSet"}, {Group: "apps", Kind: "DaemonSet"}, {Group: "batch", Kind: "Job"},
 	{Group: "batch", Kind: "CronJob"}, {Group: "scheduling.k8s.io", Kind: "PriorityClass"},
@@ -264,8 +267,9 @@ var simulateKinds = []schema.GroupKind{
 
 // loadManifests reads the -f files or, when none is given, an example: for a trace the GPU
 // NodePools of examples/simulate (no limits, so that no policy is held back by a cap the bound
-// does not know), else the NodePools tenon up applies.
-func loadManifests(files []string, recursive, trace bool) (*manifest.Set, string, error) {
+// does not know) and, with GPU shares, the NodePool and NodeOverlays of shared GPUs
+// (sim.SharedGPUNodePools), else the NodePools tenon up applies.
+func loadManifests(files []string, recursive, trace bool, gpuShares int64) (*manifest.Set, string, error) {
 	if len(files) > 0 {
 		set, err := manifest.LoadWith(manifest.LoadOptions{Recursive: recursive}, files...)
 		return set, strings.Join(files, ", "), err
@@ -278,8 +282,13 @@ func loadManifests(files []string, recursive, trace bool) (*manifest.Set, string
 	if err != nil {
 		return nil, "", err
 	}
+	source := "examples/" + name
+	if trace && gpuShares > 0 {
+		data = append(append(data, "\n---\n"...), sim.SharedGPUNodePools(gpuShares)...)
+		source += fmt.Sprintf(" and a NodePool of GPUs shared %d ways", gpuShares)
+	}
 	set, err := manifest.Parse("examples/"+name, data)
-	return set, "examples/" + name, err
+	return set, source, err
 }
 
 func readTraceWorkload(f *simulateFlags, set *manifest.Set) (*sim.Workload, error) {
@@ -311,6 +320,7 @@ func readTraceWorkload(f *simulateFlags, set *manifest.Set) (*sim.Workload, erro
 		return nil, err
 	}
 	opts.Strict = f.strict
+	opts.GPUShares = f.gpuShares
 	if opts.GPUModels, err = sim.GPUModels(set, f.region); err != nil {
 		return nil, err
 	}

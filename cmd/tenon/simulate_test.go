@@ -126,3 +126,37 @@ func TestSimulateTimeoutWritesAnIncompleteReport(t *testing.T) {
 		t.Error("the JSON report is not marked incomplete")
 	}
 }
+
+// --gpu-shares serves fractions of a GPU from shared GPUs: without -f the default NodePools
+// gain a gpu-shared NodePool, every pod runs, and the report gives the shares' utilisation;
+// without the flag a fraction is an error that names the flag. NodeOverlays are read, not
+// called ignored.
+func TestSimulateSharedGPUs(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "trace.csv")
+	rows := "submit_s,duration_s,replicas,cpu_milli,memory_mib,gpu,gpu_type\n0,3600,4,,,0.25,T4\n0,3600,2,,,0.5,\n60,7200,1,,,1,V100\n"
+	if err := os.WriteFile(trace, []byte(rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	js := filepath.Join(dir, "r.json")
+	out, err := runTenon(t, "simulate", "--trace", trace, "--gpu-shares", "4", "--out", "", "--json", js)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"2 trace rows ask for a fraction of a GPU: served from GPUs shared 4 ways", "shares of shared GPUs allocated"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "ignored NodeOverlay") {
+		t.Errorf("NodeOverlays called ignored:\n%s", out)
+	}
+	for _, p := range readReport(t, js).Policies {
+		if p.PodsNeverStarted != 0 || p.Utilisation.GPUShares <= 0 {
+			t.Errorf("%s: %d pods never started, shares utilisation %.2f", p.Policy, p.PodsNeverStarted, p.Utilisation.GPUShares)
+		}
+	}
+	if out, err := runTenon(t, "simulate", "--trace", trace, "--out", ""); err == nil || !strings.Contains(out+err.Error(), "--gpu-shares") {
+		t.Errorf("a fractional GPU without --gpu-shares: %v\n%s", err, out)
+	}
+}

@@ -34,6 +34,11 @@ func WriteSummary(w io.Writer, rep *sim.Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, p := range rep.Policies {
+		if p.Utilisation.GPUShares > 0 {
+			fmt.Fprintf(w, "%s: shares of shared GPUs allocated %s of provisioned (GPU utilisation above counts a share as its fraction of a GPU)\n", p.Policy, pct(p.Utilisation.GPUShares))
+		}
+	}
 	if rep.Bound != nil && rep.Bound.UnplaceablePods > 0 {
 		fmt.Fprintf(w, "\n%s pods fit no instance type of any NodePool: no policy can run them and the bound leaves them out\n", thousands(int64(rep.Bound.UnplaceablePods)))
 	}

@@ -164,6 +164,13 @@ func (r *run) launch(l Launch, cmd int32) *Node {
 	}
 	ds := r.daemonRequests(pool, l.Type.NodeLabels(&l.Offering))
 	need = need.Add(ds)
+	// Resources only NodeOverlays give (a shared GPU's replicas) are the device plugin's, not
+	// the cloud's: the cloud is asked for the rest.
+	for s, has := range r.env.cloudSlots(l.Pool) {
+		if !has {
+			need[s] = 0
+		}
+	}
 	inst, err := r.cloud.Launch(cloud.LaunchRequest{Class: pool.Class, Requirements: reqs, Requests: need}, r.wall(r.now))
 	if err != nil && l.Options.Len() > 0 {
 		inst, err = r.cloud.Launch(cloud.LaunchRequest{Class: pool.Class, Requirements: l.Options, Requests: need}, r.wall(r.now))
@@ -194,7 +201,7 @@ func (r *run) launch(l Launch, cmd int32) *Node {
 			n.snapLbls[k] = v
 		}
 	}
-	n.Alloc = inst.Type.Allocatable().Sub(n.daemons)
+	n.Alloc = typ.Allocatable().Sub(n.daemons)
 	n.sig = r.signature(n)
 	boot := r.boot[pool.Class]
 	if !r.opts.BootDelay.IsZero() {

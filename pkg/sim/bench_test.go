@@ -2,7 +2,10 @@ package sim
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +41,39 @@ func BenchmarkSimulatePhilly(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkSimulateSharedGPUs replays a synthetic day of a GPU-sharing cluster (seeded): 2,000
+// jobs, arriving over 24 hours, lasting 10 minutes to 4 hours; two in three ask for a fraction
+// of a GPU (0.05 to 0.5, inference and notebooks), the rest 1, 2, 4 or 8 whole GPUs, a third of
+// all naming a model (T4, A10G, V100); GPUs shared 4 ways with the default NodePools and
+// SharedGPUNodePools.
+func BenchmarkSimulateSharedGPUs(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	var rows strings.Builder
+	models := []string{"T4", "A10G", "V100"}
+	for i := range 2000 {
+		gpu := fmt.Sprint([]int{1, 2, 4, 8}[rng.IntN(4)])
+		if rng.IntN(3) < 2 {
+			gpu = strconv.FormatFloat(0.05+0.45*rng.Float64(), 'f', 2, 64)
+		}
+		model := ""
+		if rng.IntN(3) == 0 {
+			model = models[rng.IntN(len(models))]
+		}
+		fmt.Fprintf(&rows, "%d,%d,1,,,%s,%s\n", i*86400/2000, 600+rng.IntN(14400-600), gpu, model)
+	}
+	env := sharedEnv(b, 4, rows.String())
+	b.ResetTimer()
+	var rep *Report
+	for range b.N {
+		rep = simulate(b, env, phillyOptions())
+	}
+	b.StopTimer()
+	for _, p := range rep.Policies {
+		b.ReportMetric(p.CostUSD/rep.Bound.CostUSD, p.Policy+"/bound")
+		b.ReportMetric(p.Utilisation.GPUShares, p.Policy+"/share-util")
+		b.ReportMetric(p.Utilisation.GPU, p.Policy+"/gpu-util")
 	}
 }

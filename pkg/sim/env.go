@@ -49,7 +49,15 @@ type Env struct {
 
 	// overlays are the manifests' NodeOverlays, evaluated over the pools (nil: none).
 	overlays *overlay.Evaluation
+
+	// cloudSlot says, by pool and Resources slot, whether some type of the pool has the
+	// resource as the cloud sells it, before NodeOverlays add capacity.
+	cloudSlot [][scheduling.NumResources]bool
 }
+
+// cloudSlots returns, for each Resources slot, whether some instance type of the pool has it
+// as the cloud sells it (before NodeOverlays add capacity).
+func (env *Env) cloudSlots(pool int) [scheduling.NumResources]bool { return env.cloudSlot[pool] }
 
 // overlay returns the pool's types with the NodeOverlays applied (its as given when there are
 // none). The evaluation hands back the same copies for the same types.
@@ -167,6 +175,14 @@ func NewEnv(set *manifest.Set, w *Workload, opts EnvOptions) (*Env, error) {
 	}
 	if len(e.Pools) == 0 {
 		return nil, fmt.Errorf("the manifests define no dynamic NodePool: tenon can only buy nodes through a NodePool")
+	}
+	e.cloudSlot = make([][scheduling.NumResources]bool, len(e.Pools))
+	for i, p := range e.Pools {
+		for _, it := range p.Types {
+			for s, v := range it.Capacity {
+				e.cloudSlot[i][s] = e.cloudSlot[i][s] || v > 0
+			}
+		}
 	}
 	overlays, err := overlay.FromSet(set)
 	if err != nil {

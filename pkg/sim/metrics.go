@@ -12,11 +12,13 @@ import (
 // reasonCancelled removes the replacements of a cancelled command; it is not a disruption.
 const reasonCancelled Reason = ""
 
-// metered resources: CPU cores, memory GiB, GPUs.
+// metered resources: CPU cores, memory GiB, GPUs (in thousandths, so that a share of a
+// shared GPU counts as its fraction), and shares of shared GPUs (Workload.GPUShares).
 const (
 	mCPU = iota
 	mMem
 	mGPU
+	mShare
 	numMetered
 )
 
@@ -45,7 +47,10 @@ type metrics struct {
 	billed  int                   // nodes billed now
 	isReady map[NodeID]bool       // nodes whose DaemonSets count as allocated
 	units   [numMetered]float64   // divisors from the vector units to metered units
-	slots   [numMetered]int       // Resources slots of the metered resources
+	// shareSlot is the Resources slot of ResourceGPUShared (-1: the workload shares no GPU),
+	// sharesPer the shares of one GPU.
+	shareSlot int
+	sharesPer int64
 }
 
 type typeKey struct{ name, ct string }
@@ -67,12 +72,18 @@ func bucketStep(span time.Duration, n int) time.Duration {
 }
 
 func newMetrics(r *run, span time.Duration, opts Options) *metrics {
-	return &metrics{
+	m := &metrics{
 		r: r, step: bucketStep(span, opts.Buckets),
 		types: map[typeKey]*TypeUse{}, disr: map[Reason]int{}, cmds: map[Reason]int{}, isReady: map[NodeID]bool{},
-		units: [numMetered]float64{1000, 1 << 30, 1},
-		slots: [numMetered]int{scheduling.CPU, scheduling.Memory, scheduling.NvidiaGPU},
+		units:     [numMetered]float64{1000, 1 << 30, 1000, 1},
+		shareSlot: -1,
 	}
+	if n := r.env.Workload.GPUShares; n > 0 {
+		if i, ok := scheduling.ResourceIndex(ResourceGPUShared); ok {
+			m.shareSlot, m.sharesPer = i, n
+		}
+	}
+	return m
 }
 
 // advance integrates everything from the last change to t.
@@ -82,8 +93,8 @@ func (m *metrics) advance(t time.Duration) {
 	}
 	h := (t - m.last).Hours()
 	m.cost += m.rate * h
-	m.gpuH[0] += float64(m.prov[mGPU]) * h
-	m.gpuH[1] += float64(m.alloc[mGPU]) * h
+	m.gpuH[0] += float64(m.prov[mGPU]) / 1000 * h
+	m.gpuH[1] += float64(m.alloc[mGPU]) / 1000 * h
 	for from := m.last; from < t; {
 		b := int(from / m.step)
 		to := min(t, time.Duration(b+1)*m.step)
@@ -105,10 +116,24 @@ func (m *metrics) advance(t time.Duration) {
 	m.last = t
 }
 
-func (m *metrics) add(v *[numMetered]int64, r *scheduling.Resources, sign int64) {
-	for k, s := range m.slots {
-		v[k] += sign * r[s]
+// add adds sign times r to v: r is what pods request, or, when node is set, what a node has.
+// A node whose GPUs are shared has them as shares alone (its nvidia.com/gpu in the catalog is
+// not what its device plugin advertises); a pod asks for whole GPUs or for shares.
+func (m *metrics) add(v *[numMetered]int64, r *scheduling.Resources, sign int64, node bool) {
+	v[mCPU] += sign * r[scheduling.CPU]
+	v[mMem] += sign * r[scheduling.Memory]
+	gpu := r[scheduling.NvidiaGPU] * 1000
+	if m.shareSlot >= 0 {
+		sh := r[m.shareSlot]
+		v[mShare] += sign * sh
+		switch {
+		case node && sh > 0:
+			gpu = sh * 1000 / m.sharesPer
+		case !node:
+			gpu += sh * 1000 / m.sharesPer
+		}
 	}
+	v[mGPU] += sign * gpu
 }
 
 func (m *metrics) launched(n *Node) {
@@ -116,7 +141,7 @@ func (m *metrics) launched(n *Node) {
 	m.billed++
 	m.rate += n.Price
 	alloc := n.Type.Allocatable()
-	m.add(&m.prov, &alloc, +1)
+	m.add(&m.prov, &alloc, +1, true)
 	k := typeKey{n.Type.Name, n.Offering.CapacityType}
 	if m.types[k] == nil {
 		m.types[k] = &TypeUse{Type: k.name, CapacityType: k.ct}
@@ -126,7 +151,7 @@ func (m *metrics) launched(n *Node) {
 
 func (m *metrics) ready(n *Node) {
 	m.isReady[n.ID] = true
-	m.add(&m.alloc, &n.daemons, +1)
+	m.add(&m.alloc, &n.daemons, +1, false)
 }
 
 // gone stops billing a node.
@@ -137,10 +162,10 @@ func (m *metrics) gone(n *Node) {
 		m.rate = 0 // no rounding drift left behind
 	}
 	alloc := n.Type.Allocatable()
-	m.add(&m.prov, &alloc, -1)
+	m.add(&m.prov, &alloc, -1, true)
 	if m.isReady[n.ID] {
 		delete(m.isReady, n.ID)
-		m.add(&m.alloc, &n.daemons, -1)
+		m.add(&m.alloc, &n.daemons, -1, false)
 	}
 	u := m.types[typeKey{n.Type.Name, n.Offering.CapacityType}]
 	h := (m.r.now - n.Launched).Hours()
@@ -148,7 +173,7 @@ func (m *metrics) gone(n *Node) {
 	u.CostUSD += h * n.Price
 }
 
-func (m *metrics) run(req *scheduling.Resources, sign int64) { m.add(&m.alloc, req, sign) }
+func (m *metrics) run(req *scheduling.Resources, sign int64) { m.add(&m.alloc, req, sign, false) }
 func (m *metrics) started(wait time.Duration)                { m.waits = append(m.waits, float32(wait.Seconds())) }
 func (m *metrics) finished(t time.Duration)                  { m.lastF = t }
 func (m *metrics) evicted()                                  { m.evict++ }

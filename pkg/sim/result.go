@@ -76,7 +76,11 @@ type PolicyResult struct {
 type Utilisation struct {
 	CPU    float64 `json:"cpu"`
 	Memory float64 `json:"memory"`
-	GPU    float64 `json:"gpu"`
+	// GPU counts a share of a shared GPU as its fraction of the GPU.
+	GPU float64 `json:"gpu"`
+	// GPUShares is the shares of shared GPUs allocated ÷ those of the nodes whose GPUs are
+	// shared (0 when no GPU is shared).
+	GPUShares float64 `json:"gpuShares,omitempty"`
 }
 
 // Series are per-bucket time series over the run: bucket i covers [i·Step, (i+1)·Step).
@@ -88,6 +92,8 @@ type Series struct {
 	CPU    []float64 `json:"cpu"`
 	Memory []float64 `json:"memory"`
 	GPU    []float64 `json:"gpu"`
+	// GPUShares is the shares of shared GPUs allocated ÷ provisioned in each bucket.
+	GPUShares []float64 `json:"gpuShares,omitempty"`
 }
 
 // finish closes the books of a run.
@@ -128,7 +134,7 @@ func (r *run) finish() *PolicyResult {
 	}
 	var prov, all [numMetered]float64
 	res.Series = Series{StepSeconds: m.step.Seconds(), CostPerHour: make([]float64, len(m.costB))}
-	ratios := [numMetered]*[]float64{&res.Series.CPU, &res.Series.Memory, &res.Series.GPU}
+	ratios := [numMetered]*[]float64{&res.Series.CPU, &res.Series.Memory, &res.Series.GPU, &res.Series.GPUShares}
 	for k := range numMetered {
 		*ratios[k] = make([]float64, len(m.costB))
 	}
@@ -146,7 +152,11 @@ func (r *run) finish() *PolicyResult {
 			(*ratios[k])[b] = ratio(m.allB[k][b], m.provB[k][b])
 		}
 	}
-	res.Utilisation = Utilisation{CPU: ratio(all[mCPU], prov[mCPU]), Memory: ratio(all[mMem], prov[mMem]), GPU: ratio(all[mGPU], prov[mGPU])}
+	res.Utilisation = Utilisation{CPU: ratio(all[mCPU], prov[mCPU]), Memory: ratio(all[mMem], prov[mMem]), GPU: ratio(all[mGPU], prov[mGPU]),
+		GPUShares: ratio(all[mShare], prov[mShare])}
+	if m.shareSlot < 0 {
+		res.Series.GPUShares = nil
+	}
 	return res
 }
 

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // TraceColumns are the columns a trace must have (in any order; others are ignored).
@@ -29,9 +31,22 @@ type TraceOptions struct {
 	// none of whose names maps to one of them (MapGPUType) is skipped. Nil accepts any model
 	// MapGPUType can read.
 	GPUModels []GPUModel
+	// GPUShares, when positive, serves a fraction of a GPU (gpu below 1) from GPUs shared
+	// GPUShares ways (time-slicing: the device plugin advertises each GPU as GPUShares
+	// replicas of ResourceGPUShared): such a pod asks for ceil(gpu × GPUShares) shares. A
+	// fraction above 1 is rounded up to whole GPUs. Zero refuses fractional GPUs.
+	GPUShares int64
 	// Strict turns every skip into an error.
 	Strict bool
 }
+
+// MaxGPUShares is the most ways a GPU may be shared (TraceOptions.GPUShares).
+const MaxGPUShares = 1024
+
+// ResourceGPUShared is the resource of a shared GPU's replicas: the NVIDIA device plugin's
+// time-slicing advertises it (with renameByDefault) on nodes whose GPUs are shared, each GPU
+// as GPUShares of them.
+const ResourceGPUShared corev1.ResourceName = "nvidia.com/gpu.shared"
 
 // Trace is a job trace as read: one row per job, in file order.
 type Trace struct {
@@ -41,7 +56,10 @@ type Trace struct {
 	// Unmapped counts, by name, the rows whose gpu_type named a GPU that maps to no model the
 	// catalog sells (a row whose every alternative is unmapped is also skipped).
 	Unmapped map[string]int
-	options  TraceOptions
+	// Shared counts the rows served by GPU shares (TraceOptions.GPUShares); RoundedUp the rows
+	// whose fraction above one GPU was rounded up to whole GPUs.
+	Shared, RoundedUp int
+	options           TraceOptions
 }
 
 // TraceRow is one job of a trace.
@@ -54,6 +72,9 @@ type TraceRow struct {
 	CPUMilli    int64
 	MemoryBytes int64
 	GPU         int64
+	// GPUShares is the shares of a shared GPU the pod asks for instead of whole GPUs
+	// (TraceOptions.GPUShares; GPU is then 0).
+	GPUShares int64
 	// GPUModels are the GPU models the job may run on (none: any NVIDIA GPU); GPUType is the
 	// trace's own name for them.
 	GPUModels []GPUModel
@@ -97,6 +118,9 @@ func (e *TraceError) Unwrap() error { return e.Err }
 // returned as a Skip, or is an error with Strict. Nothing is dropped silently: every data row
 // is either in the Trace or in the skips.
 func ReadTrace(r io.Reader, opts TraceOptions) (*Trace, []Skip, error) {
+	if opts.GPUShares < 0 || opts.GPUShares > MaxGPUShares {
+		return nil, nil, fmt.Errorf("GPU shares %d: a GPU is shared between 1 and %d ways (0: no sharing)", opts.GPUShares, MaxGPUShares)
+	}
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
@@ -167,6 +191,12 @@ func ReadTrace(r io.Reader, opts TraceOptions) (*Trace, []Skip, error) {
 		if row.filled {
 			t.Filled++
 		}
+		if row.GPUShares > 0 {
+			t.Shared++
+		}
+		if row.roundedUp {
+			t.RoundedUp++
+		}
 		t.Rows = append(t.Rows, row.TraceRow)
 	}
 	return t, skips, nil
@@ -174,8 +204,9 @@ func ReadTrace(r io.Reader, opts TraceOptions) (*Trace, []Skip, error) {
 
 type parsedRow struct {
 	TraceRow
-	filled   bool
-	unmapped []string // names of its gpu_type that map to no model sold
+	filled    bool
+	roundedUp bool     // a fraction of a GPU above one, rounded up
+	unmapped  []string // names of its gpu_type that map to no model sold
 }
 
 // parseRow reads one record; the columns are TraceColumns through idx.
@@ -216,19 +247,30 @@ func parseRow(rec []string, idx []int, line int, opts *TraceOptions, sold []GPUM
 		return skip(SkipNegative, "submit_s, replicas, cpu_milli, memory_mib and gpu must not be negative")
 	case replicas < 1:
 		return skip(SkipReplicas, "replicas %s", field(2))
-	case gpu != math.Trunc(gpu) || replicas != math.Trunc(replicas):
-		return parsedRow{}, nil, fmt.Errorf("gpu %s and replicas %s must be whole numbers", field(5), field(2))
+	case replicas != math.Trunc(replicas):
+		return parsedRow{}, nil, fmt.Errorf("replicas %s must be a whole number", field(2))
+	case gpu != math.Trunc(gpu) && opts.GPUShares <= 0:
+		return parsedRow{}, nil, fmt.Errorf("gpu %s is a fraction of a GPU: give GPU shares (tenon simulate --gpu-shares N) to serve fractions from GPUs shared N ways", field(5))
+	case gpu > float64(math.MaxInt32):
+		return parsedRow{}, nil, fmt.Errorf("gpu %s is more GPUs than any instance has", field(5))
 	}
 	row := parsedRow{TraceRow: TraceRow{
 		Line:     line,
 		Submit:   seconds(submit),
 		Duration: seconds(duration),
 		Replicas: int(replicas),
-		GPU:      int64(gpu),
+		GPU:      int64(math.Ceil(gpu)),
 		GPUType:  field(6),
 	}}
+	switch {
+	case gpu == math.Trunc(gpu):
+	case gpu < 1:
+		row.GPU, row.GPUShares = 0, max(int64(math.Ceil(gpu*float64(opts.GPUShares)-1e-9)), 1)
+	default:
+		row.roundedUp = true
+	}
 	if row.GPUType != "" {
-		if row.GPU == 0 {
+		if row.GPU == 0 && row.GPUShares == 0 {
 			return skip(SkipGPUTypeNo, "gpu_type %q on a row with no GPUs", row.GPUType)
 		}
 		models, unmapped := MapGPUType(row.GPUType, sold)
@@ -242,8 +284,12 @@ func parseRow(rec []string, idx []int, line int, opts *TraceOptions, sold []GPUM
 	row.CPUMilli, row.MemoryBytes = int64(math.Ceil(cpu)), int64(math.Ceil(mem*(1<<20)))
 	if !present[3] || !present[4] {
 		perCPU, perMem := opts.CPUPerPod, opts.MemoryPerPod
-		if row.GPU > 0 {
+		switch {
+		case row.GPU > 0:
 			perCPU, perMem = opts.CPUPerGPU*row.GPU, opts.MemoryPerGPU*row.GPU
+		case row.GPUShares > 0: // its share of a GPU's CPU and memory, at least a tenth
+			perCPU = max(opts.CPUPerGPU*row.GPUShares/opts.GPUShares, opts.CPUPerGPU/10)
+			perMem = max(opts.MemoryPerGPU*row.GPUShares/opts.GPUShares, opts.MemoryPerGPU/10)
 		}
 		if !present[3] {
 			row.CPUMilli = perCPU
@@ -253,7 +299,7 @@ func parseRow(rec []string, idx []int, line int, opts *TraceOptions, sold []GPUM
 		}
 		row.filled = true
 	}
-	if row.CPUMilli == 0 && row.MemoryBytes == 0 && row.GPU == 0 {
+	if row.CPUMilli == 0 && row.MemoryBytes == 0 && row.GPU == 0 && row.GPUShares == 0 {
 		return skip(SkipNoRequests, "the row asks for nothing (give --cpu-per-pod and --memory-per-pod to fill blank cells)")
 	}
 	return row, nil, nil

@@ -62,7 +62,8 @@ func TestReadTraceErrorsNameTheLine(t *testing.T) {
 		{"short row", "submit_s,duration_s,replicas,cpu_milli,memory_mib,gpu,gpu_type\n0,1,1,,,1,\n5,1,1\n", 3, "3 fields"},
 		{"not a number", "submit_s,duration_s,replicas,cpu_milli,memory_mib,gpu,gpu_type\n0,1,1,,,1,\n0,abc,1,,,1,\n", 3, `duration_s "abc"`},
 		{"blank duration", "submit_s,duration_s,replicas,cpu_milli,memory_mib,gpu,gpu_type\n0,,1,,,1,\n", 2, "duration_s is blank"},
-		{"fractional gpu", "submit_s,duration_s,replicas,cpu_milli,memory_mib,gpu,gpu_type\n0,1,1,,,1.5,\n", 2, "whole numbers"},
+		{"fractional gpu", "submit_s,duration_s,replicas,cpu_milli,memory_mib,gpu,gpu_type\n0,1,1,,,1.5,\n", 2, "--gpu-shares"},
+		{"fractional replicas", "submit_s,duration_s,replicas,cpu_milli,memory_mib,gpu,gpu_type\n0,1,1.5,,,1,\n", 2, "whole number"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := readTrace(t, tc.csv, TraceOptions{CPUPerGPU: 1000, MemoryPerGPU: 1 << 30})

@@ -20,9 +20,10 @@ import (
 const TraceNamespace = "trace"
 
 // Workload turns the trace into jobs of pod shapes. Every row becomes one job of Replicas
-// identical pods (a multi-replica job is gang-like: its pods arrive together, each is
-// scheduled on its own). A pod asks for the row's CPU and memory and, with GPUs, as many
-// nvidia.com/gpu; it tolerates the nvidia.com/gpu taint, as the ExtendedResourceToleration
+// identical pods (its pods arrive together; each is scheduled on its own unless
+// Options.Gangs makes the job a gang). A pod asks for the row's CPU and memory and, with GPUs,
+// as many nvidia.com/gpu (with a fraction of a GPU and TraceOptions.GPUShares, its shares of
+// ResourceGPUShared, tolerating that taint too); it tolerates the nvidia.com/gpu taint, as the ExtendedResourceToleration
 // admission plugin makes GPU pods do; a named GPU type becomes a node selector on
 // karpenter.k8s.aws/instance-gpu-name (and karpenter.k8s.aws/instance-gpu-memory for a memory
 // variant), alternatives ("A|B") required node affinity terms, one per model, and a blank one
@@ -30,23 +31,26 @@ const TraceNamespace = "trace"
 func (t *Trace) Workload(skips []Skip) (*Workload, error) {
 	w := &Workload{Skips: skips}
 	type key struct {
-		cpu, mem, gpu int64
-		models        string
+		cpu, mem, gpu, shares int64
+		models                string
 	}
 	shapes := map[key]int{}
 	named := 0
 	for _, r := range t.Rows {
-		k := key{r.CPUMilli, r.MemoryBytes, r.GPU, fmt.Sprint(r.GPUModels)}
+		k := key{r.CPUMilli, r.MemoryBytes, r.GPU, r.GPUShares, fmt.Sprint(r.GPUModels)}
 		si, ok := shapes[k]
 		if !ok {
 			si = len(w.Shapes)
 			shapes[k] = si
-			w.Shapes = append(w.Shapes, traceShape(si, r))
+			w.Shapes = append(w.Shapes, traceShape(si, r, t.options.GPUShares))
 		}
 		if len(r.GPUModels) > 0 {
 			named++
 		}
 		w.Jobs = append(w.Jobs, Job{Line: r.Line, Submit: r.Submit, Duration: r.Duration, Replicas: r.Replicas, Shape: si})
+	}
+	if t.Shared > 0 {
+		w.GPUShares = t.options.GPUShares
 	}
 	w.sortJobs()
 	if err := w.compile(); err != nil {
@@ -64,7 +68,12 @@ func (t *Trace) Workload(skips []Skip) (*Workload, error) {
 	w.Assumptions = append(w.Assumptions,
 		"GPU pods request nvidia.com/gpu and tolerate the nvidia.com/gpu taint (as the ExtendedResourceToleration admission plugin adds)",
 		fmt.Sprintf("gpu_type maps to karpenter.k8s.aws/instance-gpu-name and, for a memory variant, instance-gpu-memory (V100 → v100, V100M32 → v100 with 32 GiB, A100-SXM4-80GB → a100 with 80 GiB, Tesla K80 → k80; A|B is either), by the table of pkg/sim/gpunames.go; the A10, which AWS does not sell, maps to its sibling the A10G; %d jobs name a type, the others allow any NVIDIA GPU", named),
-		"a job with replicas > 1 is that many identical pods submitted together, each scheduled on its own")
+		"a job with replicas > 1 is that many identical pods submitted together, each scheduled on its own unless --gangs makes the job a gang")
+	if t.Shared > 0 || t.RoundedUp > 0 {
+		w.Assumptions = append(w.Assumptions, fmt.Sprintf(
+			"%d trace rows ask for a fraction of a GPU: served from GPUs shared %d ways (time-slicing: each asks for ceil(gpu × %d) of %s, which only NodePools whose GPUs are shared offer, and tolerates their %s taint; blank CPU and memory are its share of a GPU's); %d rows asking for more than one GPU but not a whole number were rounded up to whole GPUs",
+			t.Shared, t.options.GPUShares, t.options.GPUShares, ResourceGPUShared, ResourceGPUShared, t.RoundedUp))
+	}
 	if len(t.Unmapped) > 0 {
 		names := slices.SortedFunc(maps.Keys(t.Unmapped), func(a, b string) int {
 			return cmp.Or(cmp.Compare(t.Unmapped[b], t.Unmapped[a]), cmp.Compare(a, b))
@@ -81,7 +90,7 @@ func (t *Trace) Workload(skips []Skip) (*Workload, error) {
 	return w, nil
 }
 
-func traceShape(i int, r TraceRow) Shape {
+func traceShape(i int, r TraceRow, shares int64) Shape {
 	req := corev1.ResourceList{
 		corev1.ResourceCPU:    *resource.NewMilliQuantity(r.CPUMilli, resource.DecimalSI),
 		corev1.ResourceMemory: *resource.NewQuantity(r.MemoryBytes, resource.BinarySI),
@@ -91,11 +100,16 @@ func traceShape(i int, r TraceRow) Shape {
 	var sel map[string]string
 	var affinity *corev1.Affinity
 	name := fmt.Sprintf("%s cpu, %s", milliString(r.CPUMilli), bytesString(r.MemoryBytes))
-	if r.GPU > 0 {
-		q := *resource.NewQuantity(r.GPU, resource.DecimalSI)
-		req[scheduling.ResourceNvidiaGPU] = q
-		lim = corev1.ResourceList{scheduling.ResourceNvidiaGPU: q}
+	if r.GPU > 0 || r.GPUShares > 0 {
+		gpuRes, count := scheduling.ResourceNvidiaGPU, r.GPU
 		tol = []corev1.Toleration{{Key: string(scheduling.ResourceNvidiaGPU), Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+		if r.GPUShares > 0 {
+			gpuRes, count = ResourceGPUShared, r.GPUShares
+			tol = append(tol, corev1.Toleration{Key: string(ResourceGPUShared), Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
+		}
+		q := *resource.NewQuantity(count, resource.DecimalSI)
+		req[gpuRes] = q
+		lim = corev1.ResourceList{gpuRes: q}
 		gpu := "any"
 		switch {
 		case len(r.GPUModels) == 1 && r.GPUModels[0].MemoryMiB == 0:
@@ -117,7 +131,11 @@ func traceShape(i int, r TraceRow) Shape {
 				RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms}}}
 			gpu = strings.Join(names, "|")
 		}
-		name = fmt.Sprintf("%d×%s GPU, %s", r.GPU, gpu, name)
+		if r.GPUShares > 0 {
+			name = fmt.Sprintf("%d/%d of a %s GPU, %s", r.GPUShares, shares, gpu, name)
+		} else {
+			name = fmt.Sprintf("%d×%s GPU, %s", r.GPU, gpu, name)
+		}
 	}
 	pod := &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},

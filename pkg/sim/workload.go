@@ -27,6 +27,9 @@ type Workload struct {
 	// End, when positive, is when the workload stops (a schedule's horizon): jobs that run
 	// Forever end there.
 	End time.Duration
+	// GPUShares is how many shares each shared GPU is split into (TraceOptions.GPUShares; 0:
+	// no pod asks for shares).
+	GPUShares int64
 	// Assumptions are the choices made reading the input (requests filled in, requirements
 	// added), for the report.
 	Assumptions []string

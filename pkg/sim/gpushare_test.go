@@ -1,0 +1,80 @@
+package sim
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// sharedEnv reads a trace with GPUs shared shares ways, against the example GPU NodePools and
+// SharedGPUNodePools.
+func sharedEnv(t testing.TB, shares int64, rows string) *Env {
+	t.Helper()
+	data, err := os.ReadFile("../../examples/simulate/gpu-nodepools.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := parseSet(t, string(data)+"\n---\n"+SharedGPUNodePools(shares))
+	names, err := GPUModels(set, "us-east-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, skips, err := ReadTrace(strings.NewReader("submit_s,duration_s,replicas,cpu_milli,memory_mib,gpu,gpu_type\n"+rows),
+		TraceOptions{CPUPerGPU: 3000, MemoryPerGPU: 12 << 30, GPUModels: names, GPUShares: shares})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := tr.Workload(skips)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := NewEnv(set, w, EnvOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+// Fractions of a GPU are served from shared GPUs: four pods of a quarter GPU share one T4
+// (g4dn.xlarge, shared 4 ways) under every policy, and the GPU counts as fully used.
+func TestFractionalGPUsShareOneGPU(t *testing.T) {
+	env := sharedEnv(t, 4, "0,3600,4,500,2048,0.25,T4\n")
+	if env.Workload.GPUShares != 4 || len(env.Workload.Shapes) != 1 || !strings.HasPrefix(env.Workload.Shapes[0].Name, "1/4 of a t4 GPU") {
+		t.Fatalf("workload: shares %d, shapes %d (%v)", env.Workload.GPUShares, len(env.Workload.Shapes), env.Workload.Shapes[0].Name)
+	}
+	opts := exact()
+	opts.Spot = SpotNone
+	rep := simulate(t, env, opts)
+	for _, p := range rep.Policies {
+		if p.PodsNeverStarted != 0 || p.NodesLaunched != 1 {
+			t.Errorf("%s: %d pods never started, %d nodes launched; want every pod on one node", p.Policy, p.PodsNeverStarted, p.NodesLaunched)
+			continue
+		}
+		if tm := p.TypeMix; len(tm) != 1 || tm[0].Type != "g4dn.xlarge" {
+			t.Errorf("%s: bought %+v, want one g4dn.xlarge", p.Policy, tm)
+		}
+		if p.Utilisation.GPUShares < 0.9 || p.GPUHoursUsed > p.GPUHoursPaid || p.GPUHoursUsed < 0.9*p.GPUHoursPaid {
+			t.Errorf("%s: shares utilisation %.2f, GPU-hours used %.2f of %.2f paid; want the GPU fully used", p.Policy, p.Utilisation.GPUShares, p.GPUHoursUsed, p.GPUHoursPaid)
+		}
+	}
+}
+
+// A fraction rounds up to whole shares (0.3 of a GPU shared 4 ways is 2 shares); a fraction
+// above one GPU to whole GPUs; blank CPU and memory are the pod's share of a GPU's.
+func TestFractionalGPURows(t *testing.T) {
+	tr, _, err := ReadTrace(strings.NewReader("submit_s,duration_s,replicas,cpu_milli,memory_mib,gpu,gpu_type\n0,1,1,,,0.3,\n0,1,1,,,1.5,\n0,1,1,,,0.01,\n"),
+		TraceOptions{CPUPerGPU: 4000, MemoryPerGPU: 16 << 30, GPUShares: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ gpu, shares, cpu int64 }{{0, 2, 2000}, {2, 0, 8000}, {0, 1, 1000}}
+	for i, w := range want {
+		r := tr.Rows[i]
+		if r.GPU != w.gpu || r.GPUShares != w.shares || r.CPUMilli != w.cpu {
+			t.Errorf("row %d: %d GPUs, %d shares, %dm CPU; want %+v", i, r.GPU, r.GPUShares, r.CPUMilli, w)
+		}
+	}
+	if tr.Shared != 2 || tr.RoundedUp != 1 {
+		t.Errorf("shared %d, rounded up %d; want 2 and 1", tr.Shared, tr.RoundedUp)
+	}
+}
