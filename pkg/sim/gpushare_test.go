@@ -14,25 +14,7 @@ func sharedEnv(t testing.TB, shares int64, rows string) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := parseSet(t, string(data)+"\n---\n"+SharedGPUNodePools(shares))
-	names, err := GPUModels(set, "us-east-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, skips, err := ReadTrace(strings.NewReader("submit_s,duration_s,replicas,cpu_milli,memory_mib,gpu,gpu_type\n"+rows),
-		TraceOptions{CPUPerGPU: 3000, MemoryPerGPU: 12 << 30, GPUModels: names, GPUShares: shares})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := tr.Workload(skips)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := NewEnv(set, w, EnvOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return env
+	return traceEnvShares(t, parseSet(t, string(data)+"\n---\n"+SharedGPUNodePools(shares)), rows, shares)
 }
 
 // Fractions of a GPU are served from shared GPUs: four pods of a quarter GPU share one T4

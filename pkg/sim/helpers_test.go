@@ -56,12 +56,18 @@ func parseSet(t testing.TB, yaml string) *manifest.Set {
 // traceEnv reads a trace (with a header added) against the manifests.
 func traceEnv(t testing.TB, set *manifest.Set, rows string) *Env {
 	t.Helper()
+	return traceEnvShares(t, set, rows, 0)
+}
+
+// traceEnvShares is traceEnv with GPUs shared shares ways (TraceOptions.GPUShares).
+func traceEnvShares(t testing.TB, set *manifest.Set, rows string, shares int64) *Env {
+	t.Helper()
 	names, err := GPUModels(set, "us-east-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr, skips, err := ReadTrace(strings.NewReader("submit_s,duration_s,replicas,cpu_milli,memory_mib,gpu,gpu_type\n"+rows),
-		TraceOptions{CPUPerGPU: 3000, MemoryPerGPU: 12 << 30, GPUModels: names})
+		TraceOptions{CPUPerGPU: 3000, MemoryPerGPU: 12 << 30, GPUModels: names, GPUShares: shares})
 	if err != nil {
 		t.Fatal(err)
 	}
