@@ -133,3 +133,28 @@ func TestPhillyGangs(t *testing.T) {
 		})
 	}
 }
+
+// A gang whose cheapest offering can sell only part of it is bought across offerings (three
+// g4dn.xlarge, all the capacity pool sells, and a g4dn.2xlarge), and binds together once the
+// four nodes are ready.
+func TestGangAcrossOfferings(t *testing.T) {
+	y := strings.Replace(poolYAML("g4dn.xlarge", "g4dn.2xlarge"), "  shutdownDelay: 0s\n",
+		"  shutdownDelay: 0s\n  capacityPools: [{instanceType: g4dn.xlarge, capacity: 3}]\n", 1)
+	env := traceEnv(t, parseSet(t, y), "0,3600,4,1000,2048,1,\n")
+	opts := exact()
+	opts.Gangs = true
+	opts.BootDelay = Delay{Kind: "fixed", A: time.Minute}
+	r, res := runPolicy(t, env, opts, PolicyTenon)
+	if res.PodsNeverStarted != 0 {
+		t.Fatalf("%d pods never started", res.PodsNeverStarted)
+	}
+	for id := r.firstPod[0]; id < r.firstPod[1]; id++ {
+		if r.pods[id].Started != r.pods[0].Started {
+			t.Errorf("pod %d started at %s, pod 0 at %s", id, r.pods[id].Started, r.pods[0].Started)
+		}
+	}
+	t.Logf("%d nodes launched, %d launch failures, %d batches, started at %s, $%.3f, %.2f stranded GPU-hours", res.NodesLaunched, res.Stats.LaunchFailures, res.Stats.Batches, r.pods[0].Started, res.CostUSD, res.StrandedGPUHours)
+	if res.NodesLaunched != 4 {
+		t.Errorf("%d nodes launched for a gang of 4 one-GPU pods; want 4", res.NodesLaunched)
+	}
+}
