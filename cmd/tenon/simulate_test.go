@@ -138,10 +138,13 @@ func TestSimulateSharedGPUs(t *testing.T) {
 	if err := os.WriteFile(trace, []byte(rows), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	js := filepath.Join(dir, "r.json")
-	out, err := runTenon(t, "simulate", "--trace", trace, "--gpu-shares", "4", "--out", "", "--json", js)
+	js, html := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.html")
+	out, err := runTenon(t, "simulate", "--trace", trace, "--gpu-shares", "4", "--out", html, "--json", js)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
+	}
+	if page, err := os.ReadFile(html); err != nil || !bytes.Contains(page, []byte("Allocated ÷ provisioned shares of shared GPUs")) {
+		t.Errorf("the HTML report has no chart of the shares' utilisation (%v)", err)
 	}
 	for _, want := range []string{"2 trace rows ask for a fraction of a GPU: served from GPUs shared 4 ways", "shares of shared GPUs allocated"} {
 		if !strings.Contains(out, want) {

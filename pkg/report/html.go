@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/tenon-sh/tenon/pkg/sim"
@@ -121,7 +122,11 @@ func writeSeries(b *strings.Builder, rep *sim.Report) {
 		{"CPU", func(p *sim.PolicyResult) []float64 { return p.Series.CPU }},
 		{"memory", func(p *sim.PolicyResult) []float64 { return p.Series.Memory }},
 		{"GPU", func(p *sim.PolicyResult) []float64 { return p.Series.GPU }},
+		{"shares of shared GPUs", func(p *sim.PolicyResult) []float64 { return p.Series.GPUShares }},
 	} {
+		if !slices.ContainsFunc(rep.Policies, func(p *sim.PolicyResult) bool { return len(res.get(p)) > 0 }) {
+			continue // no GPU is shared
+		}
 		fmt.Fprintf(b, "<h2>Allocated ÷ provisioned %s</h2>\n", res.name)
 		lines = lines[:0]
 		for i, p := range rep.Policies {
