@@ -18,28 +18,37 @@ import (
 
 // bindAnywhere binds a pending pod to the best ready node with room, if any.
 func (r *run) bindAnywhere(p *Pod) bool {
+	k := r.bestNode(p, nil)
+	if k < 0 {
+		return false
+	}
+	r.bind(p, r.nodes[r.alive[k]])
+	return true
+}
+
+// bestNode returns the position in r.alive of the ready node, not disrupting, with room for
+// pod p that scores best, or -1. taken, when not nil, is room already promised on each node
+// of r.alive (by position), which the pod cannot have.
+func (r *run) bestNode(p *Pod, taken []scheduling.Resources) int {
 	req := r.requests(p)
-	var best *Node
-	bestScore := 0.0
-	for _, id := range r.alive {
+	best, bestScore := -1, 0.0
+	for k, id := range r.alive {
 		n := r.nodes[id]
 		if n.State != NodeReady || n.Disrupting {
 			continue
 		}
 		free := n.Free()
+		if taken != nil {
+			free = free.Sub(taken[k])
+		}
 		if !req.Fits(&free) || !r.compatible(int(p.Shape), n) {
 			continue
 		}
-		s := r.score(n, &free, req)
-		if best == nil || s > bestScore {
-			best, bestScore = n, s
+		if s := r.score(n, &free, req); best < 0 || s > bestScore {
+			best, bestScore = k, s
 		}
 	}
-	if best == nil {
-		return false
-	}
-	r.bind(p, best)
-	return true
+	return best
 }
 
 // score rates a node for a pod: the share of CPU and memory left free after binding

@@ -52,19 +52,15 @@ func (r *run) tryGangs() {
 }
 
 // gangWaiting reports whether gang j has a pod pending or nominated.
-func (r *run) gangWaiting(j int32) bool {
-	for id := r.firstPod[j]; id < r.firstPod[j+1]; id++ {
-		if s := r.pods[id].State; s == PodPending || s == PodNominated {
-			return true
-		}
-	}
-	return false
-}
+func (r *run) gangWaiting(j int32) bool { return r.gangHas(j, PodPending, PodNominated) }
 
 // gangOnNodes reports whether a pod of gang j runs or is nominated to a node.
-func (r *run) gangOnNodes(j int32) bool {
+func (r *run) gangOnNodes(j int32) bool { return r.gangHas(j, PodRunning, PodNominated) }
+
+// gangHas reports whether a pod of gang j is in state a or b.
+func (r *run) gangHas(j int32, a, b PodState) bool {
 	for id := r.firstPod[j]; id < r.firstPod[j+1]; id++ {
-		if s := r.pods[id].State; s == PodRunning || s == PodNominated {
+		if s := r.pods[id].State; s == a || s == b {
 			return true
 		}
 	}
@@ -133,25 +129,11 @@ func (r *run) placeGang(members []*Pod) []*Node {
 		if taken == nil {
 			taken = make([]scheduling.Resources, len(r.alive))
 		}
-		req := r.requests(p)
-		best, bestScore := -1, 0.0
-		for k, id := range r.alive {
-			n := r.nodes[id]
-			if n.State != NodeReady || n.Disrupting {
-				continue
-			}
-			free := n.Free().Sub(taken[k])
-			if !req.Fits(&free) || !r.compatible(int(p.Shape), n) {
-				continue
-			}
-			if s := r.score(n, &free, req); best < 0 || s > bestScore {
-				best, bestScore = k, s
-			}
-		}
+		best := r.bestNode(p, taken)
 		if best < 0 {
 			return nil
 		}
-		taken[best] = taken[best].Add(*req)
+		taken[best] = taken[best].Add(*r.requests(p))
 		place[i] = r.nodes[r.alive[best]]
 	}
 	return place
