@@ -200,9 +200,8 @@ func (n *nominator) registering(ctx context.Context, claim, node string) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, registrationSettle)
 	defer cancel()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
 	for {
+		changed := n.cluster.Changed() // taken before the check, so that no change is missed
 		written = slices.DeleteFunc(written, func(k types.NamespacedName) bool {
 			p, ok := n.cluster.Pod(k.Namespace, k.Name)
 			return !ok || p.Spec.NodeName != "" || p.Status.NominatedNodeName == node
@@ -214,7 +213,7 @@ func (n *nominator) registering(ctx context.Context, claim, node string) {
 		case <-ctx.Done():
 			n.log.V(1).Info("the node's nominations were not seen in time; taking its taint off anyway", "node", node, "unseen", len(written))
 			return
-		case <-tick.C:
+		case <-changed:
 		}
 	}
 }
