@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
@@ -258,30 +260,100 @@ func TestDisruptionBudgetOfOneSerializes(t *testing.T) {
 		t.Fatalf("want four nodes, got %d", n)
 	}
 	e.scale("spread", 0)
-	most := 0
-	var err error
-	deadline := time.Now().Add(120 * time.Second)
-	for {
-		d := e.disrupting("one")
-		most = max(most, len(d))
-		if len(d) > 1 {
-			t.Fatalf("%d nodes disrupting at once under a budget of 1: %v", len(d), d)
-		}
-		if len(e.poolClaims("one")) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			err = fmt.Errorf("%d claims left", len(e.poolClaims("one")))
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
+	seen := e.watchDisrupting("one")
+	e.eventually(120*time.Second, "the empty nodes all removed", func() (bool, string) {
+		left := e.poolClaims("one")
+		return len(left) == 0, fmt.Sprintf("%d claims left", len(left))
+	})
+	if most, at := seen.most(); most != 1 {
+		t.Errorf("at most %d nodes disrupting at once, want exactly 1 (%v)", most, at)
 	}
+}
+
+// concurrentDisruption records, from watches rather than polls, the most NodeClaims of one pool that
+// were being disrupted at the same moment.
+type concurrentDisruption struct {
+	mu      sync.Mutex
+	claims  map[string]string // claim name → provider ID, while the claim exists
+	deleted map[string]bool   // claims with a deletion timestamp
+	tainted map[string]bool   // provider IDs of nodes with the disrupted taint
+	peak    int
+	peakAt  []string
+}
+
+// watchDisrupting watches the pool's NodeClaims and the cluster's Nodes for the rest of the test.
+// A claim counts as disrupting while it exists and is being deleted or its node carries the
+// karpenter.sh/disrupted taint; every watch event updates the count, so a disruption that
+// starts and ends between two polls is still seen.
+func (e *env) watchDisrupting(pool string) *concurrentDisruption {
+	e.t.Helper()
+	wc, err := client.NewWithWatch(e.cp.RESTConfig(), client.Options{Scheme: operator.Scheme})
 	if err != nil {
-		t.Fatalf("the empty nodes were not all removed within 120s: %v", err)
+		e.t.Fatal(err)
 	}
-	if most != 1 {
-		t.Errorf("never saw a node disrupting (most %d)", most)
+	cw, err := wc.Watch(e.ctx, &apisv1.NodeClaimList{}, client.MatchingLabels{apisv1.NodePoolLabelKey: pool})
+	if err != nil {
+		e.t.Fatal(err)
 	}
+	e.t.Cleanup(cw.Stop)
+	nw, err := wc.Watch(e.ctx, &corev1.NodeList{}, client.MatchingLabels{apisv1.NodePoolLabelKey: pool})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(nw.Stop)
+	d := &concurrentDisruption{claims: map[string]string{}, deleted: map[string]bool{}, tainted: map[string]bool{}}
+	go func() {
+		for ev := range cw.ResultChan() {
+			c, ok := ev.Object.(*apisv1.NodeClaim)
+			if !ok {
+				continue
+			}
+			d.mu.Lock()
+			if ev.Type == watch.Deleted {
+				delete(d.claims, c.Name)
+				delete(d.deleted, c.Name)
+			} else {
+				d.claims[c.Name] = c.Status.ProviderID
+				d.deleted[c.Name] = c.DeletionTimestamp != nil
+			}
+			d.count()
+			d.mu.Unlock()
+		}
+	}()
+	go func() {
+		for ev := range nw.ResultChan() {
+			n, ok := ev.Object.(*corev1.Node)
+			if !ok {
+				continue
+			}
+			d.mu.Lock()
+			d.tainted[n.Spec.ProviderID] = ev.Type != watch.Deleted && disruptionctrl.HasDisruptedTaint(n)
+			d.count()
+			d.mu.Unlock()
+		}
+	}()
+	return d
+}
+
+// count updates the peak; the caller holds mu.
+func (d *concurrentDisruption) count() {
+	var now []string
+	for name, pid := range d.claims {
+		if d.deleted[name] || (pid != "" && d.tainted[pid]) {
+			now = append(now, name)
+		}
+	}
+	if len(now) > d.peak {
+		sort.Strings(now)
+		d.peak, d.peakAt = len(now), now
+	}
+}
+
+// most returns the peak and the claims disrupting at it.
+func (d *concurrentDisruption) most() (int, []string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.peak, d.peakAt
 }
 
 // allowedOnlyFrom returns the budgets that allow disruption only in the hour from at: a zero
