@@ -26,13 +26,19 @@ func TestCRDsAreAccepted(t *testing.T) {
 	}
 }
 
+// columns returns the printer columns of the CRD named name, after checking that it serves one
+// version, is cluster-scoped and is in the category "karpenter" (tenon's own kinds in "tenon").
 func columns(t *testing.T, name string) string {
 	t.Helper()
 	crd, err := crds.Get(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(crd.Spec.Versions) != 1 || crd.Spec.Scope != apiextensionsv1.ClusterScoped || fmt.Sprint(crd.Spec.Names.Categories) != "[karpenter]" {
+	category := "[karpenter]"
+	if crd.Spec.Group == "tenon.sh" {
+		category = "[tenon]"
+	}
+	if len(crd.Spec.Versions) != 1 || crd.Spec.Scope != apiextensionsv1.ClusterScoped || fmt.Sprint(crd.Spec.Names.Categories) != category {
 		t.Errorf("%s: versions %d, scope %s, categories %v", name, len(crd.Spec.Versions), crd.Spec.Scope, crd.Spec.Names.Categories)
 	}
 	s := ""
@@ -52,6 +58,8 @@ func TestPrinterColumns(t *testing.T) {
 			`Age:0:.metadata.creationTimestamp ImageID:1:.status.imageID ID:1:.status.providerID NodePool:1:.metadata.labels.karpenter\.sh/nodepool ` +
 			`NodeClass:1:.spec.nodeClassRef.name Drifted:1:.status.conditions[?(@.type=="Drifted")].status `,
 		"ec2nodeclasses.karpenter.k8s.aws": `Ready:0:.status.conditions[?(@.type=="Ready")].status Age:0:.metadata.creationTimestamp Role:1:.spec.role `,
+		"commitments.tenon.sh": `Kind:0:.status.kind Utilization:0:.status.utilization Active:0:.status.conditions[?(@.type=="Active")].status ` +
+			"Age:0:.metadata.creationTimestamp ",
 	} {
 		if got := columns(t, name); got != want {
 			t.Errorf("%s columns:\n got %s\nwant %s", name, got, want)
