@@ -38,9 +38,11 @@ func Apply(c Case) (map[string]interface{}, error) {
 	if err != nil {
 		return nil, fmt.Errorf("object: %w", err)
 	}
+	// The kind's group is the apiVersion's (a wrong version is then the validator's to report);
+	// karpenter.sh when the apiVersion names none.
 	group := "karpenter.sh"
-	if gv, err := schema.ParseGroupVersion(fmt.Sprint(obj["apiVersion"])); err == nil && gv.Group == awsGroup {
-		group = awsGroup
+	if gv, err := schema.ParseGroupVersion(fmt.Sprint(obj["apiVersion"])); err == nil && gv.Group != "" {
+		group = gv.Group
 	}
 	v, err := ValidatorForGroupKind(group, fmt.Sprint(obj["kind"]))
 	if err != nil {

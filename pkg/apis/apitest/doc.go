@@ -1,6 +1,7 @@
 // Package apitest checks objects against the generated CustomResourceDefinitions the way the
-// API server does, without running one, and holds the tables of valid and invalid NodePools and
-// NodeClaims that the tests of pkg/apis/v1 run.
+// API server does, without running one, and holds the tables of valid and invalid NodePools,
+// NodeClaims, EC2NodeClasses and Commitments that the tests of the API packages (and test/e2e,
+// against a real API server) run.
 //
 // The checking itself lives in package validation (Validator is its type): it reports unknown
 // fields (as kubectl's default strict field validation does), applies defaults, then runs the
