@@ -7,6 +7,7 @@ import (
 
 	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
+	tenonv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/tenon/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	apisv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/v1alpha1"
 )
@@ -19,5 +20,6 @@ var Scheme = func() *runtime.Scheme {
 	utilruntime.Must(apisv1alpha1.AddToScheme(s))
 	utilruntime.Must(simv1alpha1.AddToScheme(s))
 	utilruntime.Must(awsv1.AddToScheme(s))
+	utilruntime.Must(tenonv1alpha1.AddToScheme(s))
 	return s
 }()
