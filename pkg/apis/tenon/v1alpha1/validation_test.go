@@ -49,7 +49,11 @@ func TestValidCommitments(t *testing.T) { runCases(t, apitest.ValidCommitments()
 
 // The CRD defaults a reservation's offering class to Standard.
 func TestCRDDefaultsOfferingClass(t *testing.T) {
-	obj, err := apitest.Apply(apitest.Case{Object: apitest.RegionalReservedInstancesCommitment + "    offeringClass: null\n"})
+	manifest := strings.Replace(apitest.RegionalReservedInstancesCommitment, "    offeringClass: Convertible\n", "", 1)
+	if strings.Contains(manifest, "offeringClass") {
+		t.Fatalf("the base manifest changed:\n%s", manifest)
+	}
+	obj, err := apitest.Apply(apitest.Case{Object: manifest})
 	if err != nil {
 		t.Fatal(err)
 	}
