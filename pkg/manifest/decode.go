@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	tenonv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/tenon/v1alpha1"
 	karpv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/apis/validation"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
 )
@@ -216,13 +218,37 @@ func (l *loader) custom(p place, gvk schema.GroupVersionKind, v *validation.Vali
 		l.failAll(p, errs)
 		return
 	}
-	if gvk != nodePoolKind {
+	switch gvk {
+	case nodePoolKind:
+		np := &karpv1.NodePool{}
+		if l.decodeStrict(p, np) {
+			l.add(p, gvk.GroupKind(), np)
+		}
+	case commitmentKind:
+		c := &tenonv1alpha1.Commitment{}
+		if !l.decodeStrict(p, c) {
+			return
+		}
+		if err := tenonv1alpha1.Validate(c); err != nil {
+			l.failEach(p, err)
+			return
+		}
+		l.add(p, gvk.GroupKind(), c)
+	default:
 		l.add(p, gvk.GroupKind(), u)
+	}
+}
+
+// failEach records each error of an aggregate (such as the field errors of a Validate
+// function, each then at its field's line), or err itself.
+func (l *loader) failEach(p place, err error) {
+	var agg utilerrors.Aggregate
+	if !errors.As(err, &agg) {
+		l.fail(p, err)
 		return
 	}
-	np := &karpv1.NodePool{}
-	if l.decodeStrict(p, np) {
-		l.add(p, gvk.GroupKind(), np)
+	for _, e := range agg.Errors() {
+		l.fail(p, e)
 	}
 }
 

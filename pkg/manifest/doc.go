@@ -10,9 +10,11 @@
 // other kind with a CRD in pkg/apis/crds are defaulted and validated against their schema,
 // CEL rules included. Kinds the package does not model are kept as Unstructured objects, never
 // dropped, and Set.Ignored lists them for the caller to report; but in the API groups tenon
-// reads (core, apps, batch, policy, scheduling, storage, node, karpenter.sh, karpenter.k8s.aws
-// and sim.tenon.sh) a kind that does not exist, such as apps/v1 Deploymnet, is an error naming
-// the kind meant. Every error names the file, the document, the line and the object.
+// reads (core, apps, batch, policy, scheduling, storage, node, karpenter.sh, karpenter.k8s.aws,
+// sim.tenon.sh and tenon.sh) a kind that does not exist, such as apps/v1 Deploymnet, is an error
+// naming the kind meant. Commitments (tenon.sh/v1alpha1) are also checked by their Go
+// validation, which refuses a percentage above 100. Every error names the file, the document,
+// the line and the object.
 //
 // Set.Pods expands the workloads into the pods their controllers would create, named as the
 // controllers name them and defaulted as the API server defaults them; DaemonSets are kept

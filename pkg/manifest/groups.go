@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
+	tenonv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/tenon/v1alpha1"
 	karpv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -21,7 +22,7 @@ import (
 var readGroups = map[string]bool{
 	"": true, "apps": true, "batch": true, "policy": true, "scheduling.k8s.io": true,
 	"storage.k8s.io": true, "node.k8s.io": true,
-	karpv1.Group: true, karpv1.AWSGroup: true, simv1alpha1.Group: true,
+	karpv1.Group: true, karpv1.AWSGroup: true, simv1alpha1.Group: true, tenonv1alpha1.Group: true,
 }
 
 // crdKinds are the kinds, by version, of the custom-resource groups tenon reads that have no
@@ -60,6 +61,7 @@ var groupKinds = sync.OnceValue(func() map[string]map[string][]string {
 		}
 	}
 	add(nodePoolKind)
+	add(commitmentKind)
 	add(karpv1.SchemeGroupVersion.WithKind("NodeClaim"))
 	return out
 })

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	tenonv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/tenon/v1alpha1"
 	karpv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -90,6 +91,10 @@ func noCheck(runtime.Object) field.ErrorList { return nil }
 
 // nodePoolKind is decoded into a typed NodePool after its CRD has validated it.
 var nodePoolKind = karpv1.SchemeGroupVersion.WithKind(karpv1.NodePoolKind)
+
+// commitmentKind is decoded into a typed Commitment after its CRD has validated it, and then
+// checked by tenonv1alpha1.Validate, which refuses what no CRD marker expresses.
+var commitmentKind = tenonv1alpha1.SchemeGroupVersion.WithKind(tenonv1alpha1.CommitmentKind)
 
 // knownGroupKind reports whether a group and kind is modelled in some version, so that another
 // version is a mistake (apps/v1beta1 Deployment) rather than a kind to pass through.

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	tenonv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/tenon/v1alpha1"
 	karpv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -40,6 +41,9 @@ type Set struct {
 	Namespaces      []*corev1.Namespace
 	Nodes           []*corev1.Node
 	PriorityClasses []*schedulingv1.PriorityClass
+	// Commitments are the Savings Plans and Reserved Instances already bought
+	// (tenon.sh/v1alpha1), validated by their CRD and by tenonv1alpha1.Validate.
+	Commitments []*tenonv1alpha1.Commitment
 	// PodGroups group pods (spec.schedulingGroup) for kube-scheduler's workload-aware
 	// scheduling: a gang policy admits them together. Both versions are here as the beta one
 	// (scheduling.k8s.io/v1beta1, Kubernetes 1.37).
@@ -66,7 +70,8 @@ type Set struct {
 
 	// Other holds the objects of kinds this package does not model, such as Services or a
 	// provider's NodeClass, for the caller to decode. Those with an embedded CRD (NodeClaim,
-	// and any kind added to pkg/apis/crds) have been validated and defaulted.
+	// NodeOverlay, and any kind added to pkg/apis/crds other than NodePool and Commitment, which
+	// are typed above) have been validated and defaulted.
 	Other []*unstructured.Unstructured
 
 	podCount int
@@ -80,6 +85,8 @@ func (s *Set) add(src Source, obj runtime.Object) {
 	switch o := obj.(type) {
 	case *karpv1.NodePool:
 		s.NodePools = append(s.NodePools, o)
+	case *tenonv1alpha1.Commitment:
+		s.Commitments = append(s.Commitments, o)
 	case *corev1.Namespace:
 		s.Namespaces = append(s.Namespaces, o)
 	case *corev1.Node:

@@ -19,6 +19,8 @@ func TestTypoKindInAReadGroupIsAnError(t *testing.T) {
 		{"storage.k8s.io/v1", "StorageKlass", `(did you mean "StorageClass"?)`},
 		{"sim.tenon.sh/v1alpha1", "SimNodeClas", `(did you mean "SimNodeClass"?)`},
 		{"karpenter.k8s.aws/v1", "EC2NodeClas", `(did you mean "EC2NodeClass"?)`},
+		{"tenon.sh/v1alpha1", "Comitment", `no kind "Comitment" in tenon.sh/v1alpha1 (did you mean "Commitment"?)`},
+		{"tenon.sh/v1alpha1", "commitment", `(did you mean "Commitment"?)`},
 		{"v1", "Frobnicator", `no kind "Frobnicator" in v1`},
 	} {
 		doc := "apiVersion: " + c.apiVersion + "\n# a comment\nkind: " + c.kind + "\nmetadata: {name: x}\n"
