@@ -94,6 +94,21 @@ func (c *Cluster) Promised() func(*corev1.Pod) bool {
 	return func(p *corev1.Pod) bool { return held[key(p.Namespace, p.Name)] }
 }
 
+// HoldsPromises reports whether a promise holds a pending pod now: the pod is left out of the
+// provisioner's backlog until the promise ends, which PromiseTTL alone may end with nothing
+// in the cluster changing.
+func (c *Cluster) HoldsPromises() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	nodes := c.nodesByProviderID()
+	for claim := range c.promised {
+		if len(c.promisedPods(claim, nodes)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // promisedPods returns the pending pods promised to claim while the promise holds, by
 // namespace/name; c.mu is held.
 func (c *Cluster) promisedPods(claim string, nodes map[string]*corev1.Node) []*corev1.Pod {

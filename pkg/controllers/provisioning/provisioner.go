@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -118,7 +119,16 @@ type Provisioner struct {
 	backoff time.Duration
 	// nom nominates planned pods to their claims' nodes (nil without Options.NominatePods).
 	nom *nominator
+	// rechecking is set while a batch is due PromiseRecheck after one that left pods held by
+	// promises.
+	rechecking atomic.Bool
 }
+
+// PromiseRecheck is how soon a batch runs again after one that left pending pods to the claims
+// they were promised to: a promise can end by time alone (state.PromiseTTL after its node
+// registered, the pod not bound), and nothing else would wake the provisioner for that pod —
+// kube-scheduler retries an unschedulable pod only every few minutes and may not update it.
+const PromiseRecheck = 10 * time.Second
 
 // Deps are what the provisioner works with.
 type Deps struct {
@@ -238,6 +248,16 @@ func (p *Provisioner) Start(ctx context.Context) error {
 			recovery.Record(p.recorder, perr, p.cluster.NodePools()...)
 			p.retryAfter(ctx, p.opts.BatchMax)
 			continue
+		}
+		if p.cluster.HoldsPromises() && p.rechecking.CompareAndSwap(false, true) {
+			go func() {
+				select {
+				case <-ctx.Done():
+				case <-p.clock.After(PromiseRecheck):
+					p.rechecking.Store(false) // before the batch, which may need another
+					p.Trigger()
+				}
+			}()
 		}
 		if err == nil || ctx.Err() != nil {
 			p.backoff = 0

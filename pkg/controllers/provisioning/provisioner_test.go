@@ -256,3 +256,61 @@ func TestAFailedBatchIsRetried(t *testing.T) {
 		t.Errorf("retries %v and %v after the failures (the NodeClaim %v after the first batch); two failures back off 1 s + 2 s", gap1, gap2, waited)
 	}
 }
+
+// A pod promised to a claim whose node registered is planned again once the promise ends by
+// time alone, with nothing in the cluster changing to wake the provisioner (the chaos suite's
+// startup test once left a pod pending for five minutes so).
+func TestAPromiseEndingByTimeIsPlannedAgain(t *testing.T) {
+	p, _ := provisioner(t, pendingPod("web"))
+	clk := p.clock.(*clocktesting.FakeClock)
+	claim := &apisv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c1", UID: "uid-c1", Labels: map[string]string{apisv1.NodePoolLabelKey: "general"},
+		CreationTimestamp: metav1.Time{Time: clk.Now()}},
+		Spec:   apisv1.NodeClaimSpec{NodeClassRef: &apisv1.NodeClassReference{Group: simv1alpha1.Group, Kind: simv1alpha1.SimNodeClassKind, Name: "default"}},
+		Status: apisv1.NodeClaimStatus{ProviderID: "sim:///i-1", NodeName: "n1"}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "uid-n1", CreationTimestamp: metav1.Time{Time: clk.Now()}, Labels: map[string]string{apisv1.NodePoolLabelKey: "general"}},
+		Spec: corev1.NodeSpec{ProviderID: "sim:///i-1"},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"),
+			corev1.ResourcePods: resource.MustParse("110")}}}
+	p.cluster.UpdateNodeClaim(claim)
+	p.cluster.UpdateNode(node)
+	web, _ := p.cluster.Pod("default", "web")
+	p.cluster.Promise("c1", []*corev1.Pod{web})
+	if !p.cluster.HoldsPromises() {
+		t.Fatal("the promise does not hold")
+	}
+	var mu sync.Mutex
+	var batches []int
+	p.opts.OnBatch = func(res *Result, _, _ time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		batches = append(batches, res.Pods)
+	}
+	start(t, p)
+	planned := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Contains(batches, 1)
+	}
+	// Virtual time passes in steps of a second, each once the provisioner waits on the clock;
+	// the promise ends a minute after the node registered.
+	var waited time.Duration
+	for !planned() {
+		if waited > 2*time.Minute {
+			mu.Lock()
+			t.Fatalf("the pod was not planned again %v after its promise began (batches of %v pods)", waited, batches)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for !clk.HasWaiters() && !planned() {
+			if time.Now().After(deadline) {
+				t.Fatal("the provisioner neither waits on its clock nor planned the pod")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		clk.Step(time.Second)
+		waited += time.Second
+		time.Sleep(2 * time.Millisecond)
+	}
+	if waited < state.PromiseTTL {
+		t.Errorf("the pod was planned again %v after its promise began, before the promise ended", waited)
+	}
+}
