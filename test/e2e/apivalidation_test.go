@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/tenon-sh/tenon/pkg/apis/apitest"
 	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
+	tenonv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/tenon/v1alpha1"
 	"github.com/tenon-sh/tenon/pkg/operator"
 )
 
@@ -51,6 +53,37 @@ func TestAPIServerValidatesEC2NodeClasses(t *testing.T) {
 	m := got.Spec.MetadataOptions
 	if m == nil || *m.HTTPEndpoint != "enabled" || *m.HTTPProtocolIPv6 != "disabled" || *m.HTTPPutResponseHopLimit != 1 || *m.HTTPTokens != "required" {
 		t.Errorf("the server defaulted metadataOptions to %+v", m)
+	}
+}
+
+// Every invalid Commitment of the table is refused by a real kube-apiserver with its message
+// (two kinds, end before start, a malformed decimal, among others), every valid one is
+// accepted, and the server defaults a reservation's offering class to Standard.
+func TestAPIServerValidatesCommitments(t *testing.T) {
+	e := start(t, operator.Options{})
+	e.stop()
+	invalid := apitest.InvalidCommitments()
+	for _, name := range []string{"two kinds", "end before start", "hourlyCommitment with a comma"} {
+		if !slices.ContainsFunc(invalid, func(c apitest.Case) bool { return c.Name == name }) {
+			t.Fatalf("the table has no case %q", name)
+		}
+	}
+	replay(t, e, append(invalid, apitest.ValidCommitments()...))
+
+	c := decode(t, strings.Replace(apitest.RegionalReservedInstancesCommitment, "    offeringClass: Convertible\n", "", 1))
+	c.SetName("defaults")
+	if err := e.kube.Create(e.ctx, c, client.FieldValidation("Strict")); err != nil {
+		t.Fatal(err)
+	}
+	got := &tenonv1alpha1.Commitment{}
+	if err := e.kube.Get(e.ctx, client.ObjectKey{Name: "defaults"}, got); err != nil {
+		t.Fatal(err)
+	}
+	if r := got.Spec.ReservedInstances; r == nil || r.OfferingClass != tenonv1alpha1.OfferingClassStandard {
+		t.Errorf("the server stored reservedInstances %+v; want offeringClass Standard", r)
+	}
+	if err := tenonv1alpha1.Validate(got); err != nil {
+		t.Errorf("the stored Commitment fails Validate: %v", err)
 	}
 }
 
@@ -98,6 +131,7 @@ func replay(t *testing.T, e *env, cases []apitest.Case) {
 var serverWording = map[string]string{
 	"must be karpenter.sh/v1":      "no matches for karpenter.sh/v1beta1",
 	"must be karpenter.k8s.aws/v1": "no matches for karpenter.k8s.aws/v1beta1",
+	"must be tenon.sh/v1alpha1":    "no matches for tenon.sh/v1beta1",
 }
 
 func decode(t *testing.T, manifest string) *unstructured.Unstructured {
