@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
+	tenonv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/tenon/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	apisv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/v1alpha1"
 )
@@ -41,6 +42,14 @@ func overlay() *apisv1alpha1.NodeOverlay {
 	o.Spec.Requirements = []apisv1alpha1.NodeSelectorRequirement{{Key: apisv1.NodePoolLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{"gpu"}}}
 	o.Spec.Capacity = corev1.ResourceList{"example.com/unused": resource.MustParse("1")}
 	return o
+}
+
+// commitment is an EC2 Instance Savings Plan for a family no pool of the scenario launches, so
+// it prices nothing the scenario buys: its status is written and no decision changes.
+func commitment() *tenonv1alpha1.Commitment {
+	c := &tenonv1alpha1.Commitment{ObjectMeta: metav1.ObjectMeta{Name: "scenario"}}
+	c.Spec.EC2InstanceSavingsPlan = &tenonv1alpha1.EC2InstanceSavingsPlan{HourlyCommitment: "1.00", Family: "x2iedn", Region: "us-east-1", Discount: "30"}
+	return c
 }
 
 // scenario is what tenon must get done as the ServiceAccount, one step after the other:
@@ -73,7 +82,7 @@ func (h *rbacHarness) scenario(ctx context.Context, t *testing.T, restart func()
 	if err := create(simNodeClass(), wide, pool("small"), pool("gpu", func(np *apisv1.NodePool) {
 		np.Spec.Template.Spec.Requirements[0].Values = []string{"g5", "g6"}
 	}),
-		workload("spread", 2, "3", "wide", true), workload("filler", 1, "5", "small", false), workload("app", 1, "1500m", "small", false), gpu, overlay()); err != nil {
+		workload("spread", 2, "3", "wide", true), workload("filler", 1, "5", "small", false), workload("app", 1, "1500m", "small", false), gpu, overlay(), commitment()); err != nil {
 		return err
 	}
 
@@ -330,8 +339,8 @@ func (h *rbacHarness) createVolumes(t *testing.T) {
 
 // cleanup removes what a run made, so that the next run's operator starts on an empty
 // cluster and has to make every request again: workloads, NodePools, NodeClaims, Nodes,
-// SimInstances, the SimNodeClass, the NodeOverlay (finalizers stripped: no operator runs now),
-// and the leader-election Lease.
+// SimInstances, the SimNodeClass, the NodeOverlay, the Commitment (finalizers stripped: no
+// operator runs now), and the leader-election Lease.
 func (h *rbacHarness) cleanup(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
@@ -357,7 +366,7 @@ func (h *rbacHarness) cleanup(t *testing.T) {
 	if err != nil {
 		t.Fatalf("emptying namespace %s: %v", workNamespace, err)
 	}
-	lists := []client.ObjectList{&apisv1.NodeClaimList{}, &corev1.NodeList{}, &simv1alpha1.SimInstanceList{}, &apisv1.NodePoolList{}, &simv1alpha1.SimNodeClassList{}, &apisv1alpha1.NodeOverlayList{}}
+	lists := []client.ObjectList{&apisv1.NodeClaimList{}, &corev1.NodeList{}, &simv1alpha1.SimInstanceList{}, &apisv1.NodePoolList{}, &simv1alpha1.SimNodeClassList{}, &apisv1alpha1.NodeOverlayList{}, &tenonv1alpha1.CommitmentList{}}
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		left := 0
 		for _, l := range lists {
