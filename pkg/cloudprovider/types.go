@@ -62,3 +62,18 @@ type HashStamper interface {
 
 // DriftReason says why an instance drifted from its NodeClass; "" means it has not.
 type DriftReason string
+
+// PricedNode is a node as NodePricer prices it.
+type PricedNode struct {
+	NodePool, InstanceType, Zone, CapacityType, ReservationID string
+	// Deleting nodes are leaving the fleet.
+	Deleting bool
+}
+
+// NodePricer is implemented by a provider (a decorator) that prices running nodes by what
+// removing each saves, rather than by its offering's price: with commitments a covered node
+// saves less than its list price. The disruption loop asks it when present; a nil answer
+// leaves the offering prices.
+type NodePricer interface {
+	NodePrices(ctx context.Context, nodes []PricedNode) []float64
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
@@ -22,11 +23,13 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
+	tenonv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/tenon/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/aws"
 	cpmetrics "github.com/tenon-sh/tenon/pkg/cloudprovider/metrics"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/registry"
+	commitmentctrl "github.com/tenon-sh/tenon/pkg/controllers/commitment"
 	disruptionctrl "github.com/tenon-sh/tenon/pkg/controllers/disruption"
 	"github.com/tenon-sh/tenon/pkg/controllers/interruption"
 	"github.com/tenon-sh/tenon/pkg/controllers/metrics"
@@ -129,8 +132,10 @@ type Operator struct {
 	Measured cloudprovider.CloudProvider
 	// Planned is Measured with the NodeOverlays applied to its instance types: the provider
 	// provisioning and disruption plan with.
+	// With Commitments served, on-demand offerings are priced at what they add to the bill.
 	Planned     cloudprovider.CloudProvider
 	Overlays    *nodeoverlay.Store
+	Commitments *commitmentctrl.Store
 	Unavailable *cloudprovider.UnavailableOfferings
 	Provisioner *provisioning.Provisioner
 	// Disruption is nil when Options.Disruption.Disabled.
@@ -206,6 +211,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 	o.Measured = cpmetrics.Decorate(o.Cloud)
 	o.Overlays = nodeoverlay.NewStore(opts.NodeOverlay)
 	o.Planned = nodeoverlay.Decorate(o.Measured, o.Overlays)
+	overlaid := o.Planned
 	if err := o.Cluster.Register(ctx, mgr.GetCache()); err != nil {
 		return nil, err
 	}
@@ -222,6 +228,18 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 			return nil, err
 		}
 		log.Info("planning PodGroups' gangs", "api", "scheduling.k8s.io/v1beta1")
+	}
+	// Commitments (tenon.sh/v1alpha1) price on-demand capacity where the CRD is installed.
+	if served, err := served(disc, tenonv1alpha1.SchemeGroupVersion.String(), "commitments"); err != nil {
+		return nil, err
+	} else if served {
+		o.Commitments = commitmentctrl.NewStore(o.Cluster, clock.RealClock{}, opts.AWS.Region)
+		o.Planned = commitmentctrl.Decorate(o.Planned, o.Commitments)
+		if _, err := commitmentctrl.Register(mgr, commitmentctrl.Deps{Store: o.Commitments, Cloud: overlaid}, commitmentctrl.Options{}); err != nil {
+			return nil, err
+		}
+	} else {
+		log.Info("the Commitment CRD is not installed: on-demand capacity is priced at list prices", "api", tenonv1alpha1.SchemeGroupVersion.String())
 	}
 	if _, err := metrics.Register(mgr, metrics.Deps{Cluster: o.Cluster, Informers: mgr.GetCache(), Cloud: o.Measured}, opts.Metrics); err != nil {
 		return nil, err
@@ -287,6 +305,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options, log logr.Logger) (
 		Recorder: events.New(mgr.GetEventRecorderFor("tenon"), events.Options{}), Log: log.WithName("provisioner"),
 	}, opts.Provisioning)
 	o.Overlays.OnChange(o.Provisioner.Trigger) // new prices or capacity may fit pods waiting
+	if o.Commitments != nil {
+		o.Commitments.OnChange(o.Provisioner.Trigger)
+	}
 	if err := o.Provisioner.Register(ctx, mgr.GetCache()); err != nil {
 		return nil, err
 	}
@@ -373,4 +394,21 @@ func (o *Operator) Start(ctx context.Context) error {
 		}
 		return err
 	}
+}
+
+// served reports whether the API server serves the resource in the group version.
+func served(d discovery.DiscoveryInterface, groupVersion, resource string) (bool, error) {
+	list, err := d.ServerResourcesForGroupVersion(groupVersion)
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("discovering %s: %w", groupVersion, err)
+	}
+	for _, r := range list.APIResources {
+		if r.Name == resource {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -177,6 +177,7 @@ func (b *Builder) Build(ctx context.Context, o BuildOptions) (*View, error) {
 		})
 		v.Claims[nc.Name] = nc
 	}
+	b.billPrices(ctx, v)
 	for i := range sv.Snapshot.Nodes {
 		sn := &sv.Snapshot.Nodes[i]
 		if n, ok := v.Node(sn.Name); ok && !sn.InFlight {
@@ -185,6 +186,27 @@ func (b *Builder) Build(ctx context.Context, o BuildOptions) (*View, error) {
 	}
 	b.prune(seen)
 	return v, err
+}
+
+// billPrices replaces the nodes' offering prices by what removing each saves on the bill, when
+// the cloud prices with commitments (cloudprovider.NodePricer).
+func (b *Builder) billPrices(ctx context.Context, v *View) {
+	pricer, ok := b.src.Cloud.(cloudprovider.NodePricer)
+	if !ok {
+		return
+	}
+	nodes := v.Snapshot.Nodes
+	in := make([]cloudprovider.PricedNode, len(nodes))
+	for i := range nodes {
+		n := &nodes[i]
+		in[i] = cloudprovider.PricedNode{NodePool: n.NodePool, InstanceType: n.InstanceType, Zone: n.Zone,
+			CapacityType: n.CapacityType, ReservationID: n.ReservationID, Deleting: n.Deleting}
+	}
+	for i, p := range pricer.NodePrices(ctx, in) {
+		if !v.PriceUnknown[nodes[i].Name] {
+			nodes[i].Price = p
+		}
+	}
 }
 
 // staticClaim records in the view what a static NodePool launches (Snapshot.Static) and its

@@ -51,7 +51,9 @@ func (d *decorator) StampHash(ctx context.Context, claim *apisv1.NodeClaim) (fro
 // Create launches with the overlaid prices: when an overlay prices an offering of the claim's
 // NodePool, the provider ranks the claim's offerings by them (cloudprovider.LaunchPrices).
 func (d *decorator) Create(ctx context.Context, claim *apisv1.NodeClaim) (*apisv1.NodeClaim, error) {
-	if d.store.Enabled() {
+	// A decorator over this one that ranks by its own prices (commitments) computed them from
+	// the overlaid ones: it wins.
+	if d.store.Enabled() && cloudprovider.LaunchPricesFrom(ctx) == nil {
 		pool := claim.Labels[apisv1.NodePoolLabelKey]
 		if e := d.store.Evaluation(); e != nil && e.PricesOffers(pool) {
 			ctx = cloudprovider.WithLaunchPrices(ctx, func(instanceType string, o *catalog.Offering) float64 {
