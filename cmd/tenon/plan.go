@@ -75,7 +75,11 @@ it too, as kubectl does.`,
 			if err != nil {
 				return err
 			}
+			bill, committed := in.Launch(p)
 			res := plan.NewResult(p, in.Rejected...)
+			if committed {
+				res.SetBill(bill, in.Commitments)
+			}
 			if output == "json" {
 				return res.WriteJSON(cmd.OutOrStdout())
 			}

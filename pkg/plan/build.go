@@ -3,17 +3,20 @@ package plan
 import (
 	"errors"
 	"fmt"
-	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	awsv1 "github.com/tenon-sh/tenon/pkg/apis/aws/v1"
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
+	tenonv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/tenon/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/apis/v1alpha1"
 
 	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/commitment"
 	"github.com/tenon-sh/tenon/pkg/manifest"
 	"github.com/tenon-sh/tenon/pkg/overlay"
 	"github.com/tenon-sh/tenon/pkg/scheduling"
@@ -31,6 +34,8 @@ type Options struct {
 	// ExpendablePriorityCutoff: pending pods of a priority below it are not planned for, as the
 	// controller buys no capacity for them (default scheduling.DefaultExpendableCutoff).
 	ExpendablePriorityCutoff *int32
+	// Now is the instant the manifests' Commitments are taken at (default: the clock's now).
+	Now time.Time
 }
 
 // Input is the solver's input built from manifests, with what could not be given to it.
@@ -45,6 +50,14 @@ type Input struct {
 	Ignored, IgnoredExisting []manifest.KindCount
 	// Overlays says which of the manifests' NodeOverlays are not applied, and why.
 	Overlays []string
+	// Commitments are the manifests' Commitments active at Options.Now (nil: none), and Fleet
+	// the existing nodes as their bill sees them. With commitments, the NodePools' on-demand
+	// offerings are priced at what they add to the bill on the room the existing nodes leave,
+	// as the controller prices them (see Bill).
+	Commitments *commitment.Book
+	Fleet       []commitment.Instance
+	// list holds each NodePool's types before the commitments repriced them, by name.
+	list map[string]map[string]*catalog.InstanceType
 }
 
 // Kinds that tenon plan reads from the workload manifests, and from those of existing nodes.
@@ -57,7 +70,7 @@ var (
 		{Group: "batch", Kind: "CronJob"}, {Group: "scheduling.k8s.io", Kind: "PriorityClass"},
 		{Group: "node.k8s.io", Kind: "RuntimeClass"}, {Group: "storage.k8s.io", Kind: "StorageClass"},
 		{Kind: "PersistentVolumeClaim"}, {Kind: "PersistentVolume"}, v1alpha1.NodeOverlayGroupKind,
-		{Group: "scheduling.k8s.io", Kind: "PodGroup"},
+		{Group: "scheduling.k8s.io", Kind: "PodGroup"}, tenonv1alpha1.CommitmentGroupKind,
 	}
 	existingKinds = []schema.GroupKind{
 		{Kind: "Node"}, {Kind: "Pod"}, {Kind: "Namespace"}, {Group: "scheduling.k8s.io", Kind: "PriorityClass"},
@@ -142,11 +155,26 @@ func Build(work, existing *manifest.Set, opts Options) (*Input, error) {
 	}
 	eval := overlay.Evaluate(overlays, pools)
 	in.Overlays = eval.Problems()
+	overlaid := map[string][]*catalog.InstanceType{}
 	for _, p := range pools {
 		its, err := eval.Apply(p.NodePool.Name, p.Types)
 		if err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		overlaid[p.NodePool.Name] = its
+	}
+	room, err := in.commitments(work, existing, overlaid, opts)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, p := range pools {
+		its, ok := overlaid[p.NodePool.Name]
+		if !ok {
+			continue
+		}
+		if room != nil {
+			its = commitment.Reprice(its, room, "")
 		}
 		sp, err := snapshot.NodePool(p.NodePool, its, usage[p.NodePool.Name])
 		if err != nil {
@@ -194,4 +222,117 @@ func Build(work, existing *manifest.Set, opts Options) (*Input, error) {
 		return 0
 	})
 	return in, errors.Join(errs...)
+}
+
+// commitments reads the manifests' Commitments into in.Commitments and the existing nodes
+// into in.Fleet, and returns the room they leave (nil without commitments). A node is priced
+// at its offering among its NodePool's types (any pool's when it names none).
+func (in *Input) commitments(work, existing *manifest.Set, types map[string][]*catalog.InstanceType, opts Options) (*commitment.Room, error) {
+	if len(work.Commitments) == 0 {
+		return nil, nil
+	}
+	byName := map[string]*catalog.InstanceType{}
+	byPool := map[string]map[string]*catalog.InstanceType{}
+	for pool, its := range types {
+		byPool[pool] = map[string]*catalog.InstanceType{}
+		for _, it := range its {
+			byPool[pool][it.Name] = it
+			byName[it.Name] = it
+		}
+	}
+	vcpu := func(name string) int64 {
+		if it := byName[name]; it != nil {
+			return it.Capacity[scheduling.CPU] / 1000
+		}
+		return 0
+	}
+	var cs []commitment.Commitment
+	var errs []error
+	for _, o := range work.Commitments {
+		c, err := commitment.FromAPI(o, vcpu)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		cs = append(cs, c)
+	}
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	book := commitment.NewBook(cs, now)
+	if book.Empty() {
+		return nil, errors.Join(errs...)
+	}
+	in.Commitments, in.list = book, byPool
+	if existing != nil {
+		for _, n := range existing.Nodes {
+			l := n.Labels
+			lookup := byPool[l[apisv1.NodePoolLabelKey]]
+			if lookup == nil {
+				lookup = byName
+			}
+			it := lookup[l[apisv1.LabelInstanceType]]
+			if o := commitment.Find(it, l[apisv1.LabelZone], l[apisv1.CapacityTypeLabelKey], l[apisv1.LabelCapacityReservationID]); o != nil {
+				in.Fleet = append(in.Fleet, commitment.InstanceOf(it, o, ""))
+			} else {
+				errs = append(errs, fmt.Errorf("node %s: no offering of %q in zone %q as %q among the NodePools' instance types: it is left out of the commitments' bill",
+					n.Name, l[apisv1.LabelInstanceType], l[apisv1.LabelZone], l[apisv1.CapacityTypeLabelKey]))
+			}
+		}
+	}
+	return book.Room(in.Fleet), errors.Join(errs...)
+}
+
+// Launch chooses each new claim's offering as the controller's launches would with the
+// manifests' Commitments: one claim after another, the cheapest of its options by what it adds
+// to the bill on the room the existing nodes and the claims before it leave (the solve priced
+// every claim on the room the existing nodes leave, so a batch would otherwise take the same
+// room many times). It updates the claims' InstanceType, Offering and Price (what each adds to
+// the bill) and returns the bill; false without commitments.
+func (in *Input) Launch(p *solver.Plan) (commitment.Bill, bool) {
+	if in.Commitments == nil || p == nil {
+		return commitment.Bill{}, false
+	}
+	fleet := slices.Clone(in.Fleet)
+	p.Price = 0
+	for _, c := range p.Claims {
+		q := catalog.NewQuery(c.Requirements)
+		var opts []commitment.Option
+		var of []int // the option's index in c.InstanceTypes
+		for j, t := range c.InstanceTypes {
+			it := in.list[c.NodePool][t.Name]
+			if it == nil {
+				continue
+			}
+			for i := range it.Offerings {
+				if o := &it.Offerings[i]; o.Usable() && q.OfferingMatches(o) {
+					opts = append(opts, commitment.Option{Type: it, Offering: o})
+					of = append(of, j)
+				}
+			}
+		}
+		room := in.Commitments.Room(fleet)
+		k := commitment.Pick(room, opts, "")
+		if k < 0 {
+			if c.InstanceType != nil {
+				fleet = append(fleet, commitment.InstanceOf(c.InstanceType, &c.Offering, ""))
+			}
+			p.Price += c.Price
+			continue
+		}
+		o := opts[k]
+		// The chosen type leads the claim's options, as the type a claim launches does.
+		j := of[k]
+		chosen := c.InstanceTypes[j]
+		copy(c.InstanceTypes[1:j+1], c.InstanceTypes[:j])
+		c.InstanceTypes[0] = chosen
+		c.InstanceType = chosen
+		c.Price = commitment.MarginalPrice(room, o.Type, o.Offering, "")
+		c.Offering = *o.Offering
+		c.Offering.Price = c.Price
+		fleet = append(fleet, commitment.InstanceOf(o.Type, o.Offering, ""))
+		p.Price += c.Price
+	}
+	return in.Commitments.Bill(fleet), true
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/tenon-sh/tenon/pkg/commitment"
 	"github.com/tenon-sh/tenon/pkg/snapshot"
 	"github.com/tenon-sh/tenon/pkg/solver"
 )
@@ -31,6 +32,42 @@ type Result struct {
 	Bound *Bound `json:"bound,omitempty"`
 	// Gangs are the PodGroups with a gang policy and pending pods: what each got.
 	Gangs []Gang `json:"gangs,omitempty"`
+	// Bill is the hourly bill of the existing nodes and the new ones under the manifests'
+	// Commitments (absent without any). TotalPrice is then what the new nodes add to it.
+	Bill *Bill `json:"bill,omitempty"`
+}
+
+// Bill is a fleet's hourly bill with commitments.
+type Bill struct {
+	// Commitment is what the active Commitments cost whether used or not; Overage the usage
+	// they do not cover, at list prices; Total their sum.
+	Commitment float64 `json:"commitment"`
+	Overage    float64 `json:"overage"`
+	Total      float64 `json:"total"`
+	// Coverage is the share of the on-demand usage (at on-demand prices) commitments cover.
+	Coverage    float64         `json:"coverage"`
+	Commitments []CommitmentUse `json:"commitments"`
+}
+
+// CommitmentUse is how much of one Commitment the fleet uses.
+type CommitmentUse struct {
+	Name        string  `json:"name"`
+	Kind        string  `json:"kind"`
+	Utilization float64 `json:"utilization"`
+	Covered     int     `json:"coveredInstances"`
+}
+
+// SetBill records the bill of a book.
+func (r *Result) SetBill(b commitment.Bill, book *commitment.Book) {
+	out := &Bill{Commitment: round(b.Fixed), Overage: round(b.Overage), Total: round(b.Total)}
+	if b.OnDemand > 0 {
+		out.Coverage = round(b.CoveredOnDemand / b.OnDemand)
+	}
+	util := book.Utilization(b)
+	for i, c := range book.Commitments() {
+		out.Commitments = append(out.Commitments, CommitmentUse{Name: c.Name, Kind: c.Kind.String(), Utilization: round(util[i]), Covered: b.Covered[i]})
+	}
+	r.Bill = out
 }
 
 // Gang is what a PodGroup with a gang policy got: capacity for Placed of its Pending pods in
@@ -245,6 +282,13 @@ func (r *Result) WriteTable(w io.Writer) error {
 			fmt.Fprintf(w, "; the bound budget ran out after %d rounds, a larger --bound-budget may raise it", b.Iterations)
 		}
 		fmt.Fprintln(w)
+	}
+	if b := r.Bill; b != nil {
+		fmt.Fprintf(w, "bill with commitments, existing and new nodes: $%.4f/h = $%.4f/h committed + $%.4f/h beyond; %.1f%% of on-demand usage covered\n",
+			b.Total, b.Commitment, b.Overage, 100*b.Coverage)
+		for _, c := range b.Commitments {
+			fmt.Fprintf(w, "  %s (%s): %.1f%% used, %d instances covered\n", c.Name, c.Kind, 100*c.Utilization, c.Covered)
+		}
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ func TestScenarios(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			in, err := Build(work, existing, Options{InstanceTypes: SimulatedInstanceTypes(at)})
+			in, err := Build(work, existing, Options{InstanceTypes: SimulatedInstanceTypes(at), Now: at})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,12 +48,17 @@ func TestScenarios(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			bill, committed := in.Launch(p) // as tenon plan does
 			if err := solver.Verify(snap, p); err != nil {
 				t.Fatalf("the plan violates a constraint: %v", err)
 			}
 			var got bytes.Buffer
 			in.WriteIgnored(&got)
-			if err := NewResult(p, in.Rejected...).WriteTable(&got); err != nil {
+			res := NewResult(p, in.Rejected...)
+			if committed {
+				res.SetBill(bill, in.Commitments)
+			}
+			if err := res.WriteTable(&got); err != nil {
 				t.Fatal(err)
 			}
 			golden := filepath.Join(dir, "plan.golden")

@@ -31,23 +31,11 @@ func (e *env) commitmentStatus(name string) (tenonv1alpha1.CommitmentStatus, boo
 	return c.Status, meta.FindStatusCondition(c.Status.Conditions, tenonv1alpha1.ConditionActive) != nil
 }
 
-// claimOfPod returns the NodeClaim whose node runs the app's single running pod.
-func (e *env) claimOfPod(app string) apisv1.NodeClaim {
-	e.t.Helper()
-	node := e.podsRunning(app, 1, 90*time.Second)[0].Spec.NodeName
-	for _, c := range e.nodeClaims() {
-		if c.Status.NodeName == node {
-			return c
-		}
-	}
-	e.t.Fatalf("no NodeClaim for node %s", node)
-	return apisv1.NodeClaim{}
-}
-
-// With a Compute Savings Plan that has room for one m5.xlarge, the first such node is bought on
-// demand (it adds nothing to the bill) where spot is otherwise cheaper; the plan used up, the
-// next is spot. Consolidation leaves the covered node alone (removing it saves nothing), and
-// replaces it once the plan is gone and its on-demand price is what it costs.
+// With a Compute Savings Plan that has room for one m5.xlarge, one of three such nodes bought
+// in one batch is on demand (it adds nothing to the bill) where spot is otherwise cheaper, and
+// the other two are spot: the launches take the plan's room one after another. Consolidation
+// leaves the covered node alone (removing it saves nothing), and replaces it once the plan is
+// gone and its on-demand price is what it costs.
 func TestCommitmentsPriceWhatTheBillAdds(t *testing.T) {
 	e := start(t, disruptionOptions())
 	sp := &tenonv1alpha1.Commitment{ObjectMeta: metav1.ObjectMeta{Name: "compute-sp"}, Spec: tenonv1alpha1.CommitmentSpec{
@@ -60,34 +48,40 @@ func TestCommitmentsPriceWhatTheBillAdds(t *testing.T) {
 		return ok && meta.IsStatusConditionTrue(st.Conditions, tenonv1alpha1.ConditionActive), fmt.Sprintf("status %+v", st)
 	})
 	e.create(nodePool("mixed", "default", []string{"m5"}, spotOrOnDemand),
-		deployment("first", 1, "3", "4Gi", inPool("mixed")))
-	first := e.claimOfPod("first")
-	if ct, it := first.Labels[apisv1.CapacityTypeLabelKey], first.Labels[apisv1.LabelInstanceType]; ct != apisv1.CapacityTypeOnDemand || it != "m5.xlarge" {
-		t.Fatalf("the first node is %s %s; want an on-demand m5.xlarge, covered by the plan", ct, it)
+		deployment("web", 3, "3", "4Gi", inPool("mixed"), spreadByHost("web")))
+	e.podsRunning("web", 3, 90*time.Second)
+	var covered apisv1.NodeClaim
+	byCapacity := map[string]int{}
+	for _, c := range e.poolClaims("mixed") {
+		ct := c.Labels[apisv1.CapacityTypeLabelKey]
+		byCapacity[ct]++
+		if ct == apisv1.CapacityTypeOnDemand {
+			covered = c
+		}
+	}
+	if byCapacity[apisv1.CapacityTypeOnDemand] != 1 || byCapacity[apisv1.CapacityTypeSpot] != 2 {
+		t.Fatalf("nodes by capacity type %v; want one on demand, covered by the plan, and two spot", byCapacity)
+	}
+	if it := covered.Labels[apisv1.LabelInstanceType]; it != "m5.xlarge" {
+		t.Fatalf("the on-demand node is %s; want m5.xlarge, the plan's room", it)
 	}
 	e.eventually(30*time.Second, "the plan's status counting the node", func() (bool, string) {
 		st, _ := e.commitmentStatus("compute-sp")
 		return st.CoveredInstances == 1 && st.Utilization == "96.0%", fmt.Sprintf("covered %d, utilization %q", st.CoveredInstances, st.Utilization)
 	})
-
-	e.create(deployment("second", 1, "3", "4Gi", inPool("mixed")))
-	second := e.claimOfPod("second")
-	if ct := second.Labels[apisv1.CapacityTypeLabelKey]; ct != apisv1.CapacityTypeSpot {
-		t.Fatalf("the second node is %s %s; want spot, the plan being used up", ct, second.Labels[apisv1.LabelInstanceType])
-	}
-	// Passes run every second: a covered node is not replaced by spot.
-	e.holds(15*time.Second, "the covered node kept", func() (bool, string) { return e.untouched(first.Status.NodeName) })
+	// Passes run every second: the covered node is not replaced by spot.
+	e.holds(15*time.Second, "the covered node kept", func() (bool, string) { return e.untouched(covered.Status.NodeName) })
 
 	if err := e.kube.Delete(e.ctx, sp); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually(90*time.Second, "the uncovered on-demand node replaced", func() (bool, string) {
-		ok, msg := e.untouched(first.Status.NodeName)
-		return !ok, "still untouched " + msg
-	})
-	e.eventually(90*time.Second, "the first pod running on spot", func() (bool, string) {
-		c := e.claimOfPod("first")
-		ct := c.Labels[apisv1.CapacityTypeLabelKey]
-		return ct == apisv1.CapacityTypeSpot && c.Status.NodeName != first.Status.NodeName, "on " + ct + " node " + c.Status.NodeName
+	e.eventually(120*time.Second, "every pod on spot once the plan is gone", func() (bool, string) {
+		onDemand := 0
+		for _, c := range e.poolClaims("mixed") {
+			if c.Labels[apisv1.CapacityTypeLabelKey] == apisv1.CapacityTypeOnDemand {
+				onDemand++
+			}
+		}
+		return onDemand == 0 && len(e.podsRunning("web", 3, 90*time.Second)) == 3, fmt.Sprintf("%d on-demand nodes", onDemand)
 	})
 }

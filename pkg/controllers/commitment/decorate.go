@@ -3,12 +3,14 @@ package commitment
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/commitment"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
 
 // Decorate returns cp pricing with the store's commitments (see the package doc); every other
@@ -61,7 +63,9 @@ func (d *decorator) GetInstanceTypes(ctx context.Context, np *apisv1.NodePool) (
 	return commitment.Reprice(its, book.Room(d.store.fleet(ctx, d.CloudProvider)), d.store.region), nil
 }
 
-// Create launches the claim's offerings cheapest first by what they add to the bill.
+// Create launches the claim's offerings cheapest first by what they add to the bill. Choices
+// are made one launch at a time: the room is what the fleet and the launches before this one
+// leave, and the offering this launch is expected to take is recorded before it runs.
 func (d *decorator) Create(ctx context.Context, claim *apisv1.NodeClaim) (*apisv1.NodeClaim, error) {
 	book := d.store.Book()
 	if book == nil {
@@ -84,27 +88,72 @@ func (d *decorator) Create(ctx context.Context, claim *apisv1.NodeClaim) (*apisv
 	for _, it := range its {
 		byName[it.Name] = it
 	}
+	d.store.launchMu.Lock()
 	room := book.Room(d.store.fleet(ctx, d.CloudProvider))
+	if opts := claimOptions(claim, its); len(opts) > 0 {
+		if k := commitment.Pick(room, opts, d.store.region); k >= 0 {
+			in := commitment.InstanceOf(opts[k].Type, opts[k].Offering, d.store.region)
+			d.store.expect(claim.Name, &in)
+		}
+	}
+	d.store.launchMu.Unlock()
 	under := cloudprovider.LaunchPricesFrom(ctx)
 	ctx = cloudprovider.WithLaunchPrices(ctx, func(instanceType string, o *catalog.Offering) float64 {
-		it := byName[instanceType]
-		if it != nil {
-			for i := range it.Offerings {
-				p := &it.Offerings[i]
-				if p.Zone == o.Zone && p.CapacityType == o.CapacityType && p.ReservationID == o.ReservationID {
-					if p.CapacityType == apisv1.CapacityTypeOnDemand {
-						return commitment.MarginalPrice(room, it, p, d.store.region)
-					}
-					return p.Price
-				}
+		if p := commitment.Find(byName[instanceType], o.Zone, o.CapacityType, o.ReservationID); p != nil {
+			if p.CapacityType == apisv1.CapacityTypeOnDemand {
+				return commitment.MarginalPrice(room, byName[instanceType], p, d.store.region)
 			}
+			return p.Price
 		}
 		if under != nil {
 			return under(instanceType, o)
 		}
 		return o.Price
 	})
-	return d.CloudProvider.Create(ctx, claim)
+	out, err := d.CloudProvider.Create(ctx, claim)
+	if err != nil {
+		d.store.expect(claim.Name, nil)
+		return out, err
+	}
+	// What it took, which may not be what was expected (an offering ran out).
+	lab := out.Labels
+	if it := byName[lab[apisv1.LabelInstanceType]]; it != nil {
+		if o := commitment.Find(it, lab[apisv1.LabelZone], lab[apisv1.CapacityTypeLabelKey], lab[apisv1.LabelCapacityReservationID]); o != nil {
+			in := commitment.InstanceOf(it, o, d.store.region)
+			d.store.expect(claim.Name, &in)
+		}
+	}
+	return out, nil
+}
+
+// claimOptions are the offerings a claim may launch as among the types: those its
+// requirements allow, of types that hold its requests.
+func claimOptions(claim *apisv1.NodeClaim, its []*catalog.InstanceType) []commitment.Option {
+	nsrs := make([]corev1.NodeSelectorRequirement, 0, len(claim.Spec.Requirements))
+	for i := range claim.Spec.Requirements {
+		nsrs = append(nsrs, claim.Spec.Requirements[i].NodeSelectorRequirement())
+	}
+	reqs, err := scheduling.FromNodeSelectorRequirements(nsrs...)
+	if err != nil {
+		return nil
+	}
+	requests, err := scheduling.FromResourceList(claim.Spec.Resources.Requests)
+	if err != nil {
+		return nil
+	}
+	q := catalog.NewQuery(reqs)
+	var out []commitment.Option
+	for _, it := range its {
+		if !q.TypeMatches(it) || !requests.FitsIn(it.Allocatable()) {
+			continue
+		}
+		for i := range it.Offerings {
+			if o := &it.Offerings[i]; o.Usable() && q.OfferingMatches(o) {
+				out = append(out, commitment.Option{Type: it, Offering: o})
+			}
+		}
+	}
+	return out
 }
 
 // NodePrices returns what removing each node saves on the bill: the fleet is the nodes not

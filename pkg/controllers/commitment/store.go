@@ -23,7 +23,22 @@ type Store struct {
 	mu          sync.RWMutex
 	commitments []commitment.Commitment
 	onChange    func()
+
+	// launchMu orders launches' choices; inflight holds what each claim being launched was
+	// expected to take, until the mirror sees it launched (fleet): the launches of one batch
+	// run at once, and each must see the room the ones before it took.
+	launchMu sync.Mutex
+	inflight map[string]inflightLaunch
 }
+
+// inflightLaunch is a launch's expected instance, and when it was recorded.
+type inflightLaunch struct {
+	in commitment.Instance
+	at time.Time
+}
+
+// inflightTTL is how long a launch's expectation counts while its claim is not seen launched.
+const inflightTTL = 2 * time.Minute
 
 // NewStore returns an empty store over the cluster's mirror; region is the cluster's region
 // ("" when unknown: a commitment's region then matches).
@@ -31,7 +46,7 @@ func NewStore(cluster *state.Cluster, clk clock.Clock, region string) *Store {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &Store{cluster: cluster, clock: clk, region: region}
+	return &Store{cluster: cluster, clock: clk, region: region, inflight: map[string]inflightLaunch{}}
 }
 
 // OnChange sets what is called when the set of commitments changes (to wake the provisioner).
@@ -105,12 +120,14 @@ func (l *listPrices) instance(pool, typ, zone, ct, reservation, region string) (
 	return commitment.Instance{}, false
 }
 
-// fleet returns the launched claims tenon manages that are not being deleted, as the bill sees
-// them.
+// fleet returns the launched claims tenon manages that are not being deleted, and the claims
+// being launched at what they are expected to take, as the bill sees them.
 func (s *Store) fleet(ctx context.Context, cloud cloudprovider.CloudProvider) []commitment.Instance {
 	l := newListPrices(ctx, cloud, s.cluster.NodePools())
 	var out []commitment.Instance
+	seen := map[string]bool{}
 	for _, nc := range s.cluster.NodeClaims() {
+		seen[nc.Name] = nc.Status.ProviderID == "" && nc.DeletionTimestamp == nil
 		if nc.DeletionTimestamp != nil || nc.Status.ProviderID == "" || !cloudprovider.IsManaged(cloud, nc) {
 			continue
 		}
@@ -120,7 +137,30 @@ func (s *Store) fleet(ctx context.Context, cloud cloudprovider.CloudProvider) []
 			out = append(out, in)
 		}
 	}
+	now := s.clock.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, f := range s.inflight {
+		launching, known := seen[name]
+		switch {
+		case known && !launching, now.Sub(f.at) > inflightTTL:
+			delete(s.inflight, name) // launched (counted above), deleted, or never seen
+		default:
+			out = append(out, f.in)
+		}
+	}
 	return out
+}
+
+// expect records what a claim's launch is expected to take (nil: forget it).
+func (s *Store) expect(claim string, in *commitment.Instance) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if in == nil {
+		delete(s.inflight, claim)
+		return
+	}
+	s.inflight[claim] = inflightLaunch{in: *in, at: s.clock.Now()}
 }
 
 // resync is how often the controller re-evaluates without a change to a Commitment.
