@@ -57,6 +57,7 @@ type ComputeSavingsPlan struct {
 	HourlyCommitment string `json:"hourlyCommitment"`
 	// DefaultDiscount is the percentage off on-demand for the families Discounts does not name,
 	// a decimal from 0 to 100 ("27.5").
+	// +kubebuilder:validation:XValidation:message="must be a percentage from 0 to 100",rule="double(self) <= 100.0"
 	// +kubebuilder:validation:Pattern=`^\d+(\.\d+)?$`
 	// +required
 	DefaultDiscount string `json:"defaultDiscount"`
@@ -85,6 +86,7 @@ type EC2InstanceSavingsPlan struct {
 	// +optional
 	Region string `json:"region,omitempty"`
 	// Discount is the percentage off on-demand, a decimal from 0 to 100.
+	// +kubebuilder:validation:XValidation:message="must be a percentage from 0 to 100",rule="double(self) <= 100.0"
 	// +kubebuilder:validation:Pattern=`^\d+(\.\d+)?$`
 	// +required
 	Discount string `json:"discount"`
@@ -102,6 +104,7 @@ type Discount struct {
 	// +optional
 	Region string `json:"region,omitempty"`
 	// Percent is the percentage off on-demand, a decimal from 0 to 100.
+	// +kubebuilder:validation:XValidation:message="must be a percentage from 0 to 100",rule="double(self) <= 100.0"
 	// +kubebuilder:validation:Pattern=`^\d+(\.\d+)?$`
 	// +required
 	Percent string `json:"percent"`
