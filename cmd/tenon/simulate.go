@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	tenonv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/tenon/v1alpha1"
+	"github.com/tenon-sh/tenon/pkg/commitment"
 	"io"
 	"os"
 	"os/signal"
@@ -49,6 +51,7 @@ type simulateFlags struct {
 	nodeGroups, tenonDisruption string
 	strict, noProgress, gangs   bool
 	gpuShares                   int64
+	commitments                 string
 	spotToSpot                  bool
 	expendableCutoff            int32
 }
@@ -110,6 +113,7 @@ for scripts. The same seed gives the same result.`,
 		"pods of a priority below this are expendable: the tenon and node-groups policies buy no capacity for them (karpenter-like does, as Karpenter)")
 	fl.Int64Var(&f.gpuShares, "gpu-shares", 0, "serve trace rows asking for a fraction of a GPU from GPUs shared this many ways (time-slicing: each pod asks for ceil(gpu × N) of nvidia.com/gpu.shared); without -f a NodePool gpu-shared of such GPUs is added; 0 refuses fractional GPUs")
 	fl.BoolVar(&f.gangs, "gangs", false, "treat every job of more than one replica as a gang (a PodGroup whose minCount is its replicas): kube-scheduler binds its pods together or not at all for every policy; tenon buys its capacity whole or not at all, karpenter-like and node-groups pod by pod")
+	fl.StringVar(&f.commitments, "commitments", "", "a file of Commitments (tenon.sh/v1alpha1: Savings Plans, Reserved Instances) to bill every policy with; tenon decides with them, and the policy tenon-list-prices (tenon deciding at list prices) is added to show what that is worth. Commitments in the -f manifests count too")
 	fl.BoolVar(&f.strict, "strict", false, "treat trace rows that would be skipped as errors")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "do not draw the progress bar (it is drawn only when standard error is a terminal)")
 	return cmd
@@ -165,12 +169,19 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if err != nil {
 		return err
 	}
+	policies := strings.Split(f.policies, ",")
+	if opts.Commitments, err = simCommitments(f.commitments, set, env); err != nil {
+		return err
+	}
+	if len(opts.Commitments) > 0 && !cmd.Flags().Changed("policies") {
+		policies = append(policies, sim.PolicyTenonListPrices)
+	}
 	// The replay allocates briskly and keeps little: collecting less often saves a third of
 	// its time.
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	var bar *progress
 	if !f.noProgress && isTerminal(cmd.ErrOrStderr()) {
-		bar = newProgress(cmd.ErrOrStderr(), strings.Split(f.policies, ","))
+		bar = newProgress(cmd.ErrOrStderr(), policies)
 		opts.Progress = bar.set
 	}
 	// A timeout or an interrupt stops the replays where they are; the report of what they
@@ -182,7 +193,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 		ctx, cancel = context.WithTimeout(ctx, f.timeout)
 		defer cancel()
 	}
-	rep, err := sim.SimulateContext(ctx, env, source, strings.Split(f.policies, ","), opts)
+	rep, err := sim.SimulateContext(ctx, env, source, policies, opts)
 	bar.done()
 	if err != nil {
 		return err
@@ -258,7 +269,7 @@ func simOptions(f *simulateFlags) (sim.Options, error) {
 // simulateKinds are the kinds simulate reads from the -f manifests (volumes are not simulated).
 var simulateKinds = []schema.GroupKind{
 	{Group: apisv1.Group, Kind: apisv1.NodePoolKind}, {Group: simv1alpha1.Group, Kind: simv1alpha1.SimNodeClassKind},
-	awsv1.EC2NodeClassGroupKind, karpv1alpha1.NodeOverlayGroupKind,
+	awsv1.EC2NodeClassGroupKind, karpv1alpha1.NodeOverlayGroupKind, tenonv1alpha1.CommitmentGroupKind,
 	{Kind: "Pod"}, {Group: "apps", Kind: "Deployment"}, {Group: "apps", Kind: "ReplicaSet"},
 	{Group: "apps", Kind: "StatefulSet"}, {Group: "apps", Kind: "DaemonSet"}, {Group: "batch", Kind: "Job"},
 	{Group: "batch", Kind: "CronJob"}, {Group: "scheduling.k8s.io", Kind: "PriorityClass"},
@@ -407,4 +418,38 @@ func (p *progress) done() {
 	defer p.mu.Unlock()
 	p.draw()
 	fmt.Fprintln(p.w)
+}
+
+// simCommitments reads the Commitments of --commitments FILE and of the -f manifests, a metal
+// reservation's vCPUs taken from the NodePools' instance types.
+func simCommitments(file string, set *manifest.Set, env *sim.Env) ([]commitment.Commitment, error) {
+	objs := set.Commitments
+	if file != "" {
+		cs, err := manifest.Load(file)
+		if err != nil {
+			return nil, err
+		}
+		if len(cs.Commitments) == 0 {
+			return nil, fmt.Errorf("--commitments %s: no tenon.sh/v1alpha1 Commitment in it", file)
+		}
+		if ign := cs.Ignored(tenonv1alpha1.CommitmentGroupKind); len(ign) > 0 {
+			return nil, fmt.Errorf("--commitments %s: only Commitments belong there, not %s", file, ign[0].Describe())
+		}
+		objs = append(objs, cs.Commitments...)
+	}
+	vcpu := map[string]int64{}
+	for _, p := range env.Pools {
+		for _, it := range p.Types {
+			vcpu[it.Name] = it.Capacity[scheduling.CPU] / 1000
+		}
+	}
+	var out []commitment.Commitment
+	for _, o := range objs {
+		c, err := commitment.FromAPI(o, func(name string) int64 { return vcpu[name] })
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }

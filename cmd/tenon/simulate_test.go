@@ -163,3 +163,48 @@ func TestSimulateSharedGPUs(t *testing.T) {
 		t.Errorf("a fractional GPU without --gpu-shares: %v\n%s", err, out)
 	}
 }
+
+// --commitments bills every policy with the file's Commitments and adds tenon at list prices;
+// a file without a Commitment, or with another kind, is an error naming it.
+func TestSimulateCommitments(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "trace.csv")
+	if err := os.WriteFile(trace, []byte("submit_s,duration_s,replicas,cpu_milli,memory_mib,gpu,gpu_type\n0,3600,4,,,1,\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sp := filepath.Join(dir, "sp.yaml")
+	if err := os.WriteFile(sp, []byte("apiVersion: tenon.sh/v1alpha1\nkind: Commitment\nmetadata: {name: sp}\nspec:\n  computeSavingsPlan: {hourlyCommitment: \"1\", defaultDiscount: \"28\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	js := filepath.Join(dir, "r.json")
+	out, err := runTenon(t, "simulate", "--trace", trace, "--commitments", sp, "--out", filepath.Join(dir, "r.html"), "--json", js)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"bill with commitments", "tenon-list-prices"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+	rep := readReport(t, js)
+	if len(rep.Policies) != 4 {
+		t.Fatalf("%d policies; want the three and tenon-list-prices", len(rep.Policies))
+	}
+	for _, p := range rep.Policies {
+		if p.Bill == nil || p.Bill.CommitmentUSD <= 0 {
+			t.Errorf("%s: bill %+v", p.Policy, p.Bill)
+		}
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "r.html"))
+	if err != nil || !bytes.Contains(page, []byte("Bill with commitments")) {
+		t.Errorf("the HTML report lacks the bill: %v", err)
+	}
+
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runTenon(t, "simulate", "--trace", trace, "--commitments", bad, "--out", ""); err == nil || !strings.Contains(err.Error(), "no tenon.sh/v1alpha1 Commitment") {
+		t.Errorf("a file without a Commitment: %v\n%s", err, out)
+	}
+}

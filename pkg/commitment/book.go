@@ -288,7 +288,16 @@ func (b *Book) Removal(fleet []Instance, i int) float64 {
 	if b.Empty() {
 		return fleet[i].Price
 	}
-	with := b.Bill(fleet).Total
+	return b.RemovalFrom(b.Bill(fleet), fleet, i)
+}
+
+// RemovalFrom is Removal given the fleet's bill. An instance no commitment covers took no room
+// from any: without it every other is covered as before, and the bill loses its price.
+func (b *Book) RemovalFrom(bill Bill, fleet []Instance, i int) float64 {
+	if b.Empty() || bill.Uncovered[i] >= 1 {
+		return fleet[i].Price
+	}
+	with := bill.Total
 	without := make([]Instance, 0, len(fleet)-1)
 	without = append(append(without, fleet[:i]...), fleet[i+1:]...)
 	return with - b.Bill(without).Total
@@ -312,6 +321,15 @@ func (b *Book) Room(fleet []Instance) *Room {
 		r.left[i] = max(0, b.commitments[i].Capacity()-a.used[i])
 	}
 	return r
+}
+
+// Left returns what is left of each commitment of the book, in its order and the units of its
+// Capacity: two rooms with equal Left price every instance alike.
+func (r *Room) Left() []float64 {
+	if r == nil {
+		return nil
+	}
+	return r.left
 }
 
 // Marginal returns what one more instance adds to the bill on the room left: nothing while a

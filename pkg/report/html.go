@@ -52,6 +52,7 @@ func WriteHTML(w io.Writer, rep *sim.Report) error {
 		b.WriteString("<p><b>Incomplete: the replay was stopped before its end</b>; each policy's figures cover the virtual time it reached (below).</p>\n")
 	}
 	writeCost(&b, rep)
+	writeBill(&b, rep)
 	writeSeries(&b, rep)
 	writeTables(&b, rep)
 	writeMix(&b, rep)
@@ -211,4 +212,31 @@ func writeInput(b *strings.Builder, rep *sim.Report) {
 		fmt.Fprintf(b, "<li>%s</li>", e(a))
 	}
 	b.WriteString("</ul>\n")
+}
+
+// writeBill writes the bill with commitments, when the replay had some: each policy's bill and
+// the commitments' utilisation over time.
+func writeBill(b *strings.Builder, rep *sim.Report) {
+	if !slices.ContainsFunc(rep.Policies, func(p *sim.PolicyResult) bool { return p.Bill != nil }) {
+		return
+	}
+	b.WriteString("<h2>Bill with commitments</h2>\n<table><tr><th>policy</th><th>committed</th><th>beyond</th><th>bill</th><th>at list prices</th><th>commitments used</th></tr>\n")
+	for _, p := range rep.Policies {
+		if p.Bill == nil {
+			continue
+		}
+		fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td><td>%s</td><td><b>%s</b></td><td>%s</td><td>%s</td></tr>\n", html.EscapeString(p.Policy),
+			dollars(p.Bill.CommitmentUSD), dollars(p.Bill.OverageUSD), dollars(p.Bill.TotalUSD), dollars(p.CostUSD), pct(p.Bill.Utilization))
+	}
+	b.WriteString("</table>\n<p class=\"muted\">Committed is what the Savings Plans and Reserved Instances cost over the replay whether used or not; beyond is the usage they left uncovered, at list prices. tenon decides with what an instance adds to the bill; tenon-list-prices is tenon deciding at list prices; karpenter-like and node-groups decide at list prices, as those autoscalers do. Used is each commitment's share in use, averaged over the commitments and the time.</p>\n")
+	step := rep.Policies[0].Series.StepSeconds / 3600
+	var lines []series
+	for i, p := range rep.Policies {
+		if len(p.Series.CommitmentUtilization) > 0 {
+			lines = append(lines, series{name: p.Policy, color: colorOf(rep, i), ys: p.Series.CommitmentUtilization})
+		}
+	}
+	b.WriteString("<h2>Commitments used</h2>\n")
+	b.WriteString(legend(rep, false))
+	b.WriteString(lineChart(lines, step, pct, 1))
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -33,6 +34,18 @@ func WriteSummary(w io.Writer, rep *sim.Report) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if slices.ContainsFunc(rep.Policies, func(p *sim.PolicyResult) bool { return p.Bill != nil }) {
+		fmt.Fprintln(w, "\nbill with commitments (committed + beyond = bill; at list prices; commitments used):")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, p := range rep.Policies {
+			if b := p.Bill; b != nil {
+				fmt.Fprintf(tw, "  %s\t%s + %s\t= %s\t%s at list prices\t%s used\n", p.Policy, dollars(b.CommitmentUSD), dollars(b.OverageUSD), dollars(b.TotalUSD), dollars(p.CostUSD), pct(b.Utilization))
+			}
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	for _, p := range rep.Policies {
 		if p.Utilisation.GPUShares > 0 {

@@ -171,9 +171,24 @@ func (r *run) launch(l Launch, cmd int32) *Node {
 			need[s] = 0
 		}
 	}
-	inst, err := r.cloud.Launch(cloud.LaunchRequest{Class: pool.Class, Requirements: reqs, Requests: need}, r.wall(r.now))
+	prices := r.launchPrices()
+	if prices != nil && l.Options.Len() > 0 {
+		// The plan priced each claim of the batch on the same room: the launch chooses again,
+		// on the room the fleet and the launches before it leave.
+		if it, o := r.pickLaunch(l.Pool, l.Options, need); it != nil {
+			reqs = scheduling.NewRequirements(
+				scheduling.In(apisv1.LabelInstanceType, it.Name),
+				scheduling.In(apisv1.LabelZone, o.Zone),
+				scheduling.In(apisv1.CapacityTypeLabelKey, o.CapacityType),
+			)
+			if id := o.ReservationID; id != "" {
+				reqs = reqs.Add(scheduling.In(apisv1.LabelCapacityReservationID, id))
+			}
+		}
+	}
+	inst, err := r.cloud.Launch(cloud.LaunchRequest{Class: pool.Class, Requirements: reqs, Requests: need, Prices: prices}, r.wall(r.now))
 	if err != nil && l.Options.Len() > 0 {
-		inst, err = r.cloud.Launch(cloud.LaunchRequest{Class: pool.Class, Requirements: l.Options, Requests: need}, r.wall(r.now))
+		inst, err = r.cloud.Launch(cloud.LaunchRequest{Class: pool.Class, Requirements: l.Options, Requests: need, Prices: prices}, r.wall(r.now))
 	}
 	if err != nil {
 		r.stats.LaunchFailures++

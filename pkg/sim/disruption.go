@@ -83,7 +83,7 @@ func (d *packageDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 		snap.Nodes = append(snap.Nodes, sn)
 		dn := disruption.Node{
 			Name: n.Name, NodeClaim: n.Name, NodePool: p.Name, InstanceType: n.Type.Name, Zone: n.Offering.Zone,
-			CapacityType: n.Offering.CapacityType, ReservationID: n.Offering.ReservationID, Price: n.Price,
+			CapacityType: n.Offering.CapacityType, ReservationID: n.Offering.ReservationID, Price: v.r.price(n),
 			CreatedAt: now.Add(n.Launched - v.Now()), Initialized: n.State == NodeReady, Deleting: n.Disrupting,
 			NotReady: n.State != NodeReady, LastPodEvent: now.Add(n.LastChange - v.Now()),
 		}

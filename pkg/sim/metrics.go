@@ -47,6 +47,11 @@ type metrics struct {
 	billed  int                   // nodes billed now
 	isReady map[NodeID]bool       // nodes whose DaemonSets count as allocated
 	units   [numMetered]float64   // divisors from the vector units to metered units
+	// With commitments (run.bill): the bill's rates now (fixed part, overage, the mean of the
+	// commitments' utilisation), what they came to, and the utilisation per bucket.
+	fixedRate, overRate, utilNow float64
+	fixedCost, overCost          float64
+	utilB                        []float64
 	// shareSlot is the Resources slot of ResourceGPUShared (-1: the workload shares no GPU),
 	// sharesPer the shares of one GPU.
 	shareSlot int
@@ -91,8 +96,42 @@ func (m *metrics) advance(t time.Duration) {
 	if t <= m.last {
 		return
 	}
+	for b := m.r.bill; b != nil && b.until >= 0 && b.until < t; {
+		// A commitment starts or ends before t: the bill changes there.
+		at := b.until
+		m.integrate(at)
+		b.rebook(at)
+		m.rebill()
+	}
+	m.integrate(t)
+}
+
+// rebill recomputes the bill's rates after the fleet or the commitments changed.
+func (m *metrics) rebill() {
+	b := m.r.bill
+	if b == nil {
+		return
+	}
+	bill := b.bill()
+	m.fixedRate, m.overRate, m.utilNow = bill.Fixed, bill.Overage, 0
+	if u := b.book.Utilization(bill); len(u) > 0 {
+		for _, x := range u {
+			m.utilNow += x
+		}
+		m.utilNow /= float64(len(u))
+	}
+}
+
+// integrate integrates everything from the last change to t, no commitment starting or ending
+// in between.
+func (m *metrics) integrate(t time.Duration) {
+	if t <= m.last {
+		return
+	}
 	h := (t - m.last).Hours()
 	m.cost += m.rate * h
+	m.fixedCost += m.fixedRate * h
+	m.overCost += m.overRate * h
 	m.gpuH[0] += float64(m.prov[mGPU]) / 1000 * h
 	m.gpuH[1] += float64(m.alloc[mGPU]) / 1000 * h
 	for from := m.last; from < t; {
@@ -107,6 +146,12 @@ func (m *metrics) advance(t time.Duration) {
 			}
 		}
 		m.costB[b] += m.rate * bh
+		if m.r.bill != nil {
+			for len(m.utilB) <= b {
+				m.utilB = append(m.utilB, 0)
+			}
+			m.utilB[b] += m.utilNow * bh
+		}
 		for k := range numMetered {
 			m.provB[k][b] += float64(m.prov[k]) / m.units[k] * bh
 			m.allB[k][b] += float64(m.alloc[k]) / m.units[k] * bh
@@ -140,6 +185,10 @@ func (m *metrics) launched(n *Node) {
 	m.nodes++
 	m.billed++
 	m.rate += n.Price
+	if m.r.bill != nil {
+		m.r.bill.add(n)
+		m.rebill()
+	}
 	alloc := n.Type.Allocatable()
 	m.add(&m.prov, &alloc, +1, true)
 	k := typeKey{n.Type.Name, n.Offering.CapacityType}
@@ -160,6 +209,10 @@ func (m *metrics) gone(n *Node) {
 	m.rate = max(m.rate-n.Price, 0)
 	if m.billed == 0 {
 		m.rate = 0 // no rounding drift left behind
+	}
+	if m.r.bill != nil {
+		m.r.bill.remove(n)
+		m.rebill()
 	}
 	alloc := n.Type.Allocatable()
 	m.add(&m.prov, &alloc, -1, true)

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/tenon-sh/tenon/pkg/commitment"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -62,6 +63,10 @@ type Options struct {
 	// NodeGroups names the instance types of the node-groups baseline (empty: chosen from the
 	// workload, see NodeGroupsPolicy).
 	NodeGroups []string
+	// Commitments are Savings Plans and Reserved Instances (pkg/commitment): every policy is
+	// billed with them (PolicyResult.Bill), and the policies that decide with them (tenon)
+	// price by what an instance adds to the bill.
+	Commitments []commitment.Commitment
 	// Progress, when set, is called as a run advances with the fraction of its jobs that have
 	// arrived (0 to 1). Runs call it from their own goroutine.
 	Progress func(policy string, fraction float64)

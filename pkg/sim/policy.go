@@ -25,6 +25,9 @@ type Policy struct {
 	HandleNotices bool
 	// Assumptions describe the policy's simplifications, for the report.
 	Assumptions []string
+	// Commitments: the policy decides with Options.Commitments (what an instance adds to the
+	// bill), as tenon does; otherwise at list prices. Every policy is billed with them.
+	Commitments bool
 }
 
 // Provisioner places pending pods: on nodes that exist or are launching, or on new nodes.
@@ -97,6 +100,9 @@ const (
 	PolicyTenon     = "tenon"
 	PolicyKarpenter = "karpenter-like"
 	PolicyNodeGroup = "node-groups"
+	// PolicyTenonListPrices is tenon deciding at list prices, as if it knew no Commitments
+	// (billed with them): what commitment awareness is worth.
+	PolicyTenonListPrices = "tenon-list-prices"
 )
 
 // PolicyNames lists the policies NewPolicy knows, in report order.
@@ -117,6 +123,11 @@ func NewPolicy(name string, env *Env, opts Options) (Policy, error) {
 			return p, nil
 		}
 		return Policy{}, fmt.Errorf("unknown tenon disruption %q (%s or %s)", opts.TenonDisruption, DisruptionInterim, DisruptionPackage)
+	case PolicyTenonListPrices:
+		p, err := NewPolicy(PolicyTenon, env, opts)
+		p.Name, p.Commitments = PolicyTenonListPrices, false
+		p.Assumptions = append(p.Assumptions, "tenon-list-prices: tenon deciding at list prices, ignoring the commitments it is billed with")
+		return p, err
 	case PolicyKarpenter:
 		p := KarpenterPolicy(env)
 		p.Provisioner.(*karpenterProvisioner).k.spotToSpot = opts.SpotToSpotConsolidation

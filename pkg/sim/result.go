@@ -70,6 +70,21 @@ type PolicyResult struct {
 	// WallSeconds is how long the run took on this machine.
 	WallSeconds float64  `json:"wallSeconds"`
 	Assumptions []string `json:"assumptions,omitempty"`
+	// Bill is the run's bill under Options.Commitments (absent without): CostUSD is then what
+	// the instances would have cost at list prices.
+	Bill *Bill `json:"bill,omitempty"`
+}
+
+// Bill is what a run came to with commitments.
+type Bill struct {
+	// CommitmentUSD is what the commitments cost over the run whether used or not; OverageUSD
+	// the usage they left uncovered, at list prices; TotalUSD their sum.
+	CommitmentUSD float64 `json:"commitmentUSD"`
+	OverageUSD    float64 `json:"overageUSD"`
+	TotalUSD      float64 `json:"totalUSD"`
+	// Utilization is the commitments' mean utilisation (each commitment's share used, averaged
+	// over the commitments) over the run's time.
+	Utilization float64 `json:"utilization"`
 }
 
 // Utilisation is allocated ÷ provisioned per resource (0 when nothing was provisioned).
@@ -94,6 +109,9 @@ type Series struct {
 	GPU    []float64 `json:"gpu"`
 	// GPUShares is the shares of shared GPUs allocated ÷ provisioned in each bucket.
 	GPUShares []float64 `json:"gpuShares,omitempty"`
+	// CommitmentUtilization is the commitments' mean utilisation in each bucket (with
+	// Options.Commitments).
+	CommitmentUtilization []float64 `json:"commitmentUtilization,omitempty"`
 }
 
 // finish closes the books of a run.
@@ -156,6 +174,24 @@ func (r *run) finish() *PolicyResult {
 		GPUShares: ratio(all[mShare], prov[mShare])}
 	if m.shareSlot < 0 {
 		res.Series.GPUShares = nil
+	}
+	if r.bill != nil {
+		res.Bill = &Bill{CommitmentUSD: m.fixedCost, OverageUSD: m.overCost, TotalUSD: m.fixedCost + m.overCost}
+		var sum float64
+		res.Series.CommitmentUtilization = make([]float64, len(m.costB))
+		for b := range m.costB {
+			width := m.step.Hours()
+			if end := time.Duration(b+1) * m.step; end > r.now {
+				width = (r.now - time.Duration(b)*m.step).Hours()
+			}
+			if b < len(m.utilB) && width > 0 {
+				res.Series.CommitmentUtilization[b] = m.utilB[b] / width
+				sum += m.utilB[b]
+			}
+		}
+		if r.now > 0 {
+			res.Bill.Utilization = sum / r.now.Hours()
+		}
 	}
 	return res
 }

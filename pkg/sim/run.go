@@ -64,6 +64,8 @@ type run struct {
 	unplaceable int
 	// incomplete is set when the replay was stopped before its end.
 	incomplete bool
+	// bill is the bill under Options.Commitments (nil without).
+	bill *billing
 	// running counts the pods running; idleSince is when the last pod running stopped.
 	// churned is set when the replay was ended because nothing had run for settleGrace while
 	// capacity kept changing.
@@ -165,6 +167,8 @@ func newRun(env *Env, opts Options, policy Policy) (*run, error) {
 	r.compat = make([][]int8, len(w.Shapes))
 	r.view = &View{r: r}
 	r.met = newMetrics(r, w.Span(), opts)
+	r.bill = newBilling(r, opts.Commitments, policy.Commitments)
+	r.met.rebill()
 	return r, nil
 }
 

@@ -23,6 +23,7 @@ func TenonPolicy(env *Env) Policy {
 		Provisioner:   t,
 		Disrupter:     &tenonDisrupter{t: t},
 		HandleNotices: true,
+		Commitments:   true,
 		Assumptions: []string{
 			"tenon: provisioning is pkg/solver over a snapshot of the simulated cluster, batch by batch",
 			"tenon: disruption is the simulator's interim implementation of tenon's methods (expiration, emptiness after consolidateAfter, single-node delete or replace consolidation checked with pkg/solver, spot-to-spot only with the SpotToSpotConsolidation feature gate on and at least 15 cheaper options, budgets), fast enough for long traces; --tenon-disruption package runs pkg/disruption itself (the code the controller runs) at a far higher cost per pass",
@@ -147,6 +148,13 @@ func (t *tenon) poolsOnly(v *View, shapes []int) *solver.Prepared {
 		key.WriteString(strconv.Itoa(s))
 		key.WriteByte(',')
 	}
+	if v.r.deciding() { // the offerings' prices follow the room the fleet leaves
+		key.WriteString("room")
+		for _, l := range v.r.bill.roomNow().Left() {
+			key.WriteByte(' ')
+			key.WriteString(strconv.FormatFloat(l, 'g', -1, 64))
+		}
+	}
 	if p, ok := t.prepared[key.String()]; ok {
 		return p
 	}
@@ -269,7 +277,7 @@ func (t *tenon) types(v *View, p *Pool, shapes []int) []*catalog.InstanceType {
 		key.WriteString(strconv.Itoa(s))
 	}
 	if out, ok := t.filtered[key.String()]; ok {
-		return out
+		return v.r.reprice(out)
 	}
 	if t.index == nil {
 		t.index = make([]map[string]int, len(t.env.Pools))
@@ -298,7 +306,7 @@ func (t *tenon) types(v *View, p *Pool, shapes []int) []*catalog.InstanceType {
 		}
 	}
 	t.filtered[key.String()] = out
-	return out
+	return v.r.reprice(out)
 }
 
 // fitMask says which of the pool's types can hold a pod of shape s: room in its allocatable

@@ -105,7 +105,7 @@ func (d *tenonDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 			left = v.Allowed(n.Pool, apisv1.DisruptionReasonEmpty)
 		}
 		if left > 0 {
-			cmds = append(cmds, Command{Reason: ReasonEmpty, Nodes: []NodeID{n.ID}, Savings: n.Price})
+			cmds = append(cmds, Command{Reason: ReasonEmpty, Nodes: []NodeID{n.ID}, Savings: v.r.price(n)})
 			left--
 		}
 		allowed[n.Pool] = left
@@ -135,7 +135,7 @@ func (d *tenonDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 				d.all, d.notSpot = ladders(env.Pools)
 			}
 		}
-		del, repl := ri.movable([]*Node{n}, n.Price, n.Offering.CapacityType == apisv1.CapacityTypeSpot, d.t.spotToSpot, d.all, d.notSpot)
+		del, repl := ri.movable([]*Node{n}, v.r.price(n), n.Offering.CapacityType == apisv1.CapacityTypeSpot, d.t.spotToSpot, d.all, d.notSpot)
 		if !del && !repl {
 			d.fail(v, n)
 			continue
@@ -143,7 +143,7 @@ func (d *tenonDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 		cands = append(cands, candidate{n: n, del: del})
 	}
 	slices.SortStableFunc(cands, func(a, b candidate) int {
-		return cmp.Or(cmp.Compare(len(a.n.Pods), len(b.n.Pods)), cmp.Compare(b.n.Price, a.n.Price), cmp.Compare(a.n.ID, b.n.ID))
+		return cmp.Or(cmp.Compare(len(a.n.Pods), len(b.n.Pods)), cmp.Compare(v.r.price(b.n), v.r.price(a.n)), cmp.Compare(a.n.ID, b.n.ID))
 	})
 	pc := &passCache{}
 	budget := map[int]int{}
@@ -252,7 +252,7 @@ func (d *tenonDisrupter) check(v *View, pc *passCache, c candidate, cands []cand
 		v.CountSolve()
 		plan, err := pc.nodes.Solve(pods, opts)
 		if err == nil && len(plan.Unschedulable) == 0 && len(plan.Claims) == 0 {
-			return Command{Reason: ReasonUnderutilized, Nodes: []NodeID{n.ID}, Savings: n.Price}, true
+			return Command{Reason: ReasonUnderutilized, Nodes: []NodeID{n.ID}, Savings: v.r.price(n)}, true
 		}
 	}
 	prep := d.t.poolsOnly(v, shapes)
@@ -271,18 +271,18 @@ func (d *tenonDisrupter) check(v *View, pc *passCache, c candidate, cands []cand
 		return Command{}, false
 	}
 	cl := plan.Claims[0]
-	if cl.Price >= n.Price {
+	if cl.Price >= v.r.price(n) {
 		return Command{}, false
 	}
 	reason := ReasonUnderutilized
 	if n.Offering.CapacityType == apisv1.CapacityTypeSpot && cl.Offering.CapacityType == apisv1.CapacityTypeSpot {
-		if !d.t.spotToSpot || cheaperOptions(cl, n.Price) < SpotToSpotMinTypes {
+		if !d.t.spotToSpot || cheaperOptions(cl, v.r.price(n)) < SpotToSpotMinTypes {
 			return Command{}, false
 		}
 		reason = ReasonSpotToSpot
 	}
 	l := Launch{Pool: d.t.poolIndex(cl.NodePool), Type: cl.InstanceType, Offering: cl.Offering, Options: cl.NodeClaimRequirements()}
-	return Command{Reason: reason, Nodes: []NodeID{n.ID}, Replacements: []Launch{l}, Savings: n.Price - cl.Price}, true
+	return Command{Reason: reason, Nodes: []NodeID{n.ID}, Replacements: []Launch{l}, Savings: v.r.price(n) - cl.Price}, true
 }
 
 // candidateShapes returns the shapes running on the candidates.

@@ -181,9 +181,10 @@ func (d *decorator) NodePrices(ctx context.Context, nodes []cloudprovider.Priced
 			fleet = append(fleet, in)
 		}
 	}
+	bill := book.Bill(fleet)
 	for i := range nodes {
 		if idx[i] >= 0 && fleet[idx[i]].OnDemand {
-			out[i] = book.Removal(fleet, idx[i]) + fleet[idx[i]].Price/catalog.ReservedPriceDivisor
+			out[i] = book.RemovalFrom(bill, fleet, idx[i]) + fleet[idx[i]].Price/catalog.ReservedPriceDivisor
 		}
 	}
 	return out
