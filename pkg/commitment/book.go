@@ -3,6 +3,7 @@ package commitment
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 )
@@ -55,6 +56,38 @@ type Commitment struct {
 	Units        float64
 	// Fee is a reserved instance's effective hourly price, paid whether used or not.
 	Fee float64
+}
+
+// MaxCovered is the most on-demand usage, at on-demand prices, the commitment can cover in an
+// hour: a Savings Plan's commitment at its deepest discount, a zonal reservation's instances at
+// their on-demand price od(type), a regional one's units at the family's dearest on-demand price
+// per unit perUnit(family). Whatever the fleet, its bill is at least the commitments' fixed
+// part plus its cost at list prices less what they can cover.
+func (c *Commitment) MaxCovered(od func(instanceType string) float64, perUnit func(family string) float64) float64 {
+	switch c.Kind {
+	case ComputeSavingsPlan, InstanceSavingsPlan:
+		d := c.Default
+		for _, r := range c.Rates {
+			d = max(d, r.Discount)
+		}
+		if d >= 1 {
+			return math.Inf(1)
+		}
+		return c.Hourly / (1 - d)
+	case ZonalReservation:
+		return float64(c.Count) * od(c.InstanceType)
+	default:
+		return c.Capacity() * perUnit(Family(c.InstanceType))
+	}
+}
+
+// Fixed is what the book's commitments cost per hour whether used or not.
+func (b *Book) Fixed() float64 {
+	f := 0.0
+	for i := range b.commitments {
+		f += b.commitments[i].fixed()
+	}
+	return f
 }
 
 // Active reports whether the commitment applies at t.

@@ -212,6 +212,16 @@ func TestBillProperties(t *testing.T) {
 		if bill.Overage > list+1e-9 {
 			t.Fatalf("overage %v above the list price %v", bill.Overage, list)
 		}
+		// The floor simulate proves under any fleet: fixed + list − the most coverable.
+		od := func(typ string) float64 { return map[string]float64{"m5": 0.024, "c5": 0.02125, "r5": 0.0315}[Family(typ)] * Units(typ, 0) }
+		perUnit := func(f string) float64 { return map[string]float64{"m5": 0.024, "c5": 0.02125, "r5": 0.0315}[f] }
+		covers := 0.0
+		for _, c := range b.Commitments() {
+			covers += c.MaxCovered(od, perUnit)
+		}
+		if floor := b.Fixed() + max(0, list-covers); bill.Total < floor-1e-9 {
+			t.Fatalf("bill %v below the floor %v (list %v, coverable %v)", bill.Total, floor, list, covers)
+		}
 		for i, u := range b.Utilization(bill) {
 			if u < 0 || u > 1 {
 				t.Fatalf("commitment %d utilization %v", i, u)

@@ -228,7 +228,10 @@ func writeBill(b *strings.Builder, rep *sim.Report) {
 		fmt.Fprintf(b, "<tr><td>%s</td><td>%s</td><td>%s</td><td><b>%s</b></td><td>%s</td><td>%s</td></tr>\n", html.EscapeString(p.Policy),
 			dollars(p.Bill.CommitmentUSD), dollars(p.Bill.OverageUSD), dollars(p.Bill.TotalUSD), dollars(p.CostUSD), pct(p.Bill.Utilization))
 	}
-	b.WriteString("</table>\n<p class=\"muted\">Committed is what the Savings Plans and Reserved Instances cost over the replay whether used or not; beyond is the usage they left uncovered, at list prices. tenon decides with what an instance adds to the bill; tenon-list-prices is tenon deciding at list prices; karpenter-like and node-groups decide at list prices, as those autoscalers do. Used is each commitment's share in use, averaged over the commitments and the time.</p>\n")
+	if rep.Bound != nil && rep.Bound.BillUSD > 0 {
+		fmt.Fprintf(b, "<tr><td>lower bound</td><td></td><td></td><td>%s</td><td></td><td></td></tr>\n", dollars(rep.Bound.BillUSD))
+	}
+	b.WriteString("</table>\n<p class=\"muted\">The lower bound is, in each stretch of time, the commitments' fixed part plus the list-price bound less the most on-demand usage the commitments could cover: no fleet that runs the workload can be billed less. Committed is what the Savings Plans and Reserved Instances cost over the replay whether used or not; beyond is the usage they left uncovered, at list prices. tenon decides with what an instance adds to the bill; tenon-list-prices is tenon deciding at list prices; karpenter-like and node-groups decide at list prices, as those autoscalers do. Used is each commitment's share in use, averaged over the commitments and the time.</p>\n")
 	step := rep.Policies[0].Series.StepSeconds / 3600
 	var lines []series
 	for i, p := range rep.Policies {

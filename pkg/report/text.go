@@ -43,6 +43,9 @@ func WriteSummary(w io.Writer, rep *sim.Report) error {
 				fmt.Fprintf(tw, "  %s\t%s + %s\t= %s\t%s at list prices\t%s used\n", p.Policy, dollars(b.CommitmentUSD), dollars(b.OverageUSD), dollars(b.TotalUSD), dollars(p.CostUSD), pct(b.Utilization))
 			}
 		}
+		if rep.Bound != nil && rep.Bound.BillUSD > 0 {
+			fmt.Fprintf(tw, "  bound\t\t= %s\t\t(no fleet's bill can be lower)\n", dollars(rep.Bound.BillUSD))
+		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}

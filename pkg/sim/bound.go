@@ -32,6 +32,12 @@ type BoundResult struct {
 	// InfeasibleHours is how long the demand could not be covered at all (count-limited types
 	// only, such as reservations, too few): the bound counts nothing for that time.
 	InfeasibleHours float64 `json:"infeasibleHours,omitempty"`
+	// BillUSD, with Options.Commitments, is a floor under any policy's bill: in each bucket the
+	// commitments' fixed part, plus the bound's cost less the most on-demand usage they can
+	// cover (commitment.MaxCovered), never below zero.
+	BillUSD float64 `json:"billUSD,omitempty"`
+	// EndHours is the virtual time the bound covers.
+	EndHours float64 `json:"endHours"`
 	WallSeconds     float64 `json:"wallSeconds"`
 }
 
@@ -169,6 +175,7 @@ func LowerBound(env *Env, until time.Duration, buckets int) *BoundResult {
 	if last < end {
 		add(end)
 	}
+	res.EndHours = end.Hours()
 	res.CostPerHour = make([]float64, len(series))
 	for b, s := range series {
 		width := step

@@ -194,3 +194,47 @@ func (r *run) pickLaunch(pool int, options scheduling.Requirements, need schedul
 	}
 	return nil, nil
 }
+
+// billBound is BoundResult.BillUSD: per bucket, the least fixed part and the most the
+// commitments can cover at either end of it (a commitment starting or ending within it counts
+// at its cheaper side), so that the floor holds whatever happens within the bucket.
+func billBound(env *Env, b *BoundResult, cs []commitment.Commitment) float64 {
+	od := map[string]float64{}
+	perUnit := map[string]float64{}
+	for _, p := range env.Pools {
+		for _, it := range p.Types {
+			for _, o := range it.Offerings {
+				if o.CapacityType != apisv1.CapacityTypeOnDemand {
+					continue
+				}
+				od[it.Name] = max(od[it.Name], o.Price)
+				if u := commitment.Units(it.Name, it.Capacity[scheduling.CPU]/1000); u > 0 {
+					f := commitment.Family(it.Name)
+					perUnit[f] = max(perUnit[f], o.Price/u)
+				}
+			}
+		}
+	}
+	look := func(m map[string]float64) func(string) float64 { return func(k string) float64 { return m[k] } }
+	at := func(t time.Duration) (fixed, covered float64) {
+		book := commitment.NewBook(cs, env.Start.Add(t))
+		for _, c := range book.Commitments() {
+			covered += c.MaxCovered(look(od), look(perUnit))
+		}
+		return book.Fixed(), covered
+	}
+	step := time.Duration(b.StepSeconds * float64(time.Second))
+	total := 0.0
+	end := time.Duration(b.EndHours * float64(time.Hour))
+	for i, rate := range b.CostPerHour {
+		from := time.Duration(i) * step
+		to := min(from+step, end)
+		if to <= from {
+			break
+		}
+		f0, c0 := at(from)
+		f1, c1 := at(to - time.Nanosecond)
+		total += (to - from).Hours() * (min(f0, f1) + max(0, rate-max(c0, c1)))
+	}
+	return total
+}

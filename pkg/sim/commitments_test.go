@@ -55,6 +55,15 @@ func TestCommitmentsInTheSimulation(t *testing.T) {
 	if aware.Bill.Utilization < 0.5 || list.Bill.Utilization != 0 {
 		t.Errorf("the plan used %.2f by tenon, %.2f at list prices; want most of it and none", aware.Bill.Utilization, list.Bill.Utilization)
 	}
+	if lb := rep.Bound.BillUSD; lb <= 0 {
+		t.Errorf("no floor under the bills: %v", lb)
+	} else {
+		for _, p := range rep.Policies {
+			if p.Bill.TotalUSD < lb-1e-9 {
+				t.Errorf("%s: bill $%.4f below the floor $%.4f", p.Policy, p.Bill.TotalUSD, lb)
+			}
+		}
+	}
 	if len(aware.Series.CommitmentUtilization) == 0 {
 		t.Error("no commitment utilisation series")
 	}

@@ -91,6 +91,9 @@ func SimulateContext(ctx context.Context, env *Env, source string, policies []st
 		sem <- struct{}{}
 		defer func() { <-sem }()
 		rep.Bound = LowerBound(env, opts.Until, opts.Buckets)
+		if len(opts.Commitments) > 0 {
+			rep.Bound.BillUSD = billBound(env, rep.Bound, opts.Commitments)
+		}
 	}()
 	wg.Wait()
 	for _, p := range rep.Policies {
