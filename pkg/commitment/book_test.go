@@ -213,7 +213,9 @@ func TestBillProperties(t *testing.T) {
 			t.Fatalf("overage %v above the list price %v", bill.Overage, list)
 		}
 		// The floor simulate proves under any fleet: fixed + list − the most coverable.
-		od := func(typ string) float64 { return map[string]float64{"m5": 0.024, "c5": 0.02125, "r5": 0.0315}[Family(typ)] * Units(typ, 0) }
+		od := func(typ string) float64 {
+			return map[string]float64{"m5": 0.024, "c5": 0.02125, "r5": 0.0315}[Family(typ)] * Units(typ, 0)
+		}
 		perUnit := func(f string) float64 { return map[string]float64{"m5": 0.024, "c5": 0.02125, "r5": 0.0315}[f] }
 		covers := 0.0
 		for _, c := range b.Commitments() {

@@ -37,8 +37,8 @@ type BoundResult struct {
 	// cover (commitment.MaxCovered), never below zero.
 	BillUSD float64 `json:"billUSD,omitempty"`
 	// EndHours is the virtual time the bound covers.
-	EndHours float64 `json:"endHours"`
-	WallSeconds     float64 `json:"wallSeconds"`
+	EndHours    float64 `json:"endHours"`
+	WallSeconds float64 `json:"wallSeconds"`
 }
 
 // boundClass is a set of shapes the covering LP cannot tell apart: the same instance types,
