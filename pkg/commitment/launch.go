@@ -1,6 +1,9 @@
 package commitment
 
-import "github.com/tenon-sh/tenon/pkg/catalog"
+import (
+	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+)
 
 // Option is an offering of an instance type a launch may take.
 type Option struct {
@@ -20,4 +23,22 @@ func Pick(room *Room, opts []Option, region string) int {
 		}
 	}
 	return best
+}
+
+// Options are the offerings a launch may take among the types: usable offerings its
+// requirements allow, of types whose allocatable holds need.
+func Options(its []*catalog.InstanceType, reqs scheduling.Requirements, need scheduling.Resources) []Option {
+	q := catalog.NewQuery(reqs)
+	var out []Option
+	for _, it := range its {
+		if !q.TypeMatches(it) || !need.FitsIn(it.Allocatable()) {
+			continue
+		}
+		for i := range it.Offerings {
+			if o := &it.Offerings[i]; o.Usable() && q.OfferingMatches(o) {
+				out = append(out, Option{Type: it, Offering: o})
+			}
+		}
+	}
+	return out
 }

@@ -177,18 +177,7 @@ func (r *run) price(n *Node) float64 {
 // pickLaunch chooses what a launch of a policy deciding with commitments takes among the
 // offerings its options allow: the least it adds to the bill on the room left now.
 func (r *run) pickLaunch(pool int, options scheduling.Requirements, need scheduling.Resources) (*catalog.InstanceType, *catalog.Offering) {
-	q := catalog.NewQuery(options)
-	var opts []commitment.Option
-	for _, it := range r.view.InstanceTypes(pool) {
-		if !q.TypeMatches(it) || !need.FitsIn(it.Allocatable()) {
-			continue
-		}
-		for i := range it.Offerings {
-			if o := &it.Offerings[i]; o.Usable() && q.OfferingMatches(o) {
-				opts = append(opts, commitment.Option{Type: it, Offering: o})
-			}
-		}
-	}
+	opts := commitment.Options(r.view.InstanceTypes(pool), options, need)
 	if k := commitment.Pick(r.bill.roomNow(), opts, ""); k >= 0 {
 		return opts[k].Type, opts[k].Offering
 	}

@@ -141,19 +141,7 @@ func claimOptions(claim *apisv1.NodeClaim, its []*catalog.InstanceType) []commit
 	if err != nil {
 		return nil
 	}
-	q := catalog.NewQuery(reqs)
-	var out []commitment.Option
-	for _, it := range its {
-		if !q.TypeMatches(it) || !requests.FitsIn(it.Allocatable()) {
-			continue
-		}
-		for i := range it.Offerings {
-			if o := &it.Offerings[i]; o.Usable() && q.OfferingMatches(o) {
-				out = append(out, commitment.Option{Type: it, Offering: o})
-			}
-		}
-	}
-	return out
+	return commitment.Options(its, reqs, requests)
 }
 
 // NodePrices returns what removing each node saves on the bill: the fleet is the nodes not
