@@ -89,6 +89,7 @@ func (d *decorator) Create(ctx context.Context, claim *apisv1.NodeClaim) (*apisv
 		byName[it.Name] = it
 	}
 	d.store.launchMu.Lock()
+	d.store.expect(claim.Name, nil) // a retry of this launch chooses again, on the room without it
 	room := book.Room(d.store.fleet(ctx, d.CloudProvider))
 	if opts := claimOptions(claim, its); len(opts) > 0 {
 		if k := commitment.Pick(room, opts, d.store.region); k >= 0 {
