@@ -140,7 +140,7 @@ type ReservedInstances struct {
 	// EffectiveHourlyPrice is what one reserved instance costs per hour, upfront payments
 	// amortised, a decimal in USD. It is paid whether used or not, so it never changes a
 	// decision; it is the commitment's part of the bill. Unset: the bill prices the
-	// reservation at zero and says so.
+	// reservation at zero, and the fixed part it reports understates the bill.
 	// +kubebuilder:validation:Pattern=`^\d+(\.\d+)?$`
 	// +optional
 	EffectiveHourlyPrice string `json:"effectiveHourlyPrice,omitempty"`
