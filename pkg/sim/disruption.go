@@ -94,7 +94,7 @@ func (d *packageDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 		byName[n.Name] = n
 	}
 	v.CountSolve()
-	ds := &disruption.Snapshot{Solver: snap, NodePools: pools, Nodes: nodes, Now: now}
+	ds := &disruption.Snapshot{Solver: snap, NodePools: pools, Nodes: nodes, Now: now, WholeGroups: v.r.wholeGroups()}
 	if same {
 		ds.Prepared = d.prepared
 	}

@@ -156,3 +156,41 @@ func (r *run) gangs() []solver.Gang {
 	}
 	return r.gangList
 }
+
+// Gangs are disrupted whole (a PodGroup's disruption mode All, which tenon's controller honours:
+// pkg/disruption's WholeGroups): evicting part of a running training job stops all of it.
+
+// splitsGang reports whether taking node n away alone would split a gang: a pod of a gang runs
+// (or is nominated) on it and another of the same gang on another node.
+func (r *run) splitsGang(n *Node) bool {
+	if r.gangTried == nil {
+		return false
+	}
+	for _, id := range n.Pods {
+		j := r.pods[id].Job
+		if !r.isGang(j) {
+			continue
+		}
+		for m := r.firstPod[j]; m < r.firstPod[j+1]; m++ {
+			if p := &r.pods[m]; p.Node != NoNode && p.Node != n.ID && (p.State == PodRunning || p.State == PodNominated) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// wholeGroups names the gangs with pods on nodes, namespace/name, for pkg/disruption.
+func (r *run) wholeGroups() []string {
+	if r.gangTried == nil {
+		return nil
+	}
+	var out []string
+	for j := range r.env.Workload.Jobs {
+		if j := int32(j); r.isGang(j) && r.gangOnNodes(j) {
+			ns := r.env.Workload.Shapes[r.pods[r.firstPod[j]].Shape].Pod.Namespace
+			out = append(out, ns+"/"+gangName(j))
+		}
+	}
+	return out
+}

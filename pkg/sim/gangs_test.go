@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -156,5 +157,36 @@ func TestGangAcrossOfferings(t *testing.T) {
 	t.Logf("%d nodes launched, %d launch failures, %d batches, started at %s, $%.3f, %.2f stranded GPU-hours", res.NodesLaunched, res.Stats.LaunchFailures, res.Stats.Batches, r.pods[0].Started, res.CostUSD, res.StrandedGPUHours)
 	if res.NodesLaunched != 4 {
 		t.Errorf("%d nodes launched for a gang of 4 one-GPU pods; want 4", res.NodesLaunched)
+	}
+}
+
+// A running gang's nodes are disrupted whole or not at all: a node with one of its pods while
+// another runs elsewhere is not a candidate alone (splitsGang), and the package disrupter is
+// told the gang (wholeGroups); a job of one pod is not held.
+func TestRunningGangsAreDisruptedWhole(t *testing.T) {
+	env := traceEnv(t, parseSet(t, gpuPoolYAML("")), "0,7200,2,,,8,v100\n0,7200,1,,,8,v100\n")
+	opts := exact()
+	opts.Gangs = true
+	opts.Until = 30 * time.Minute
+	r, _ := runPolicy(t, env, opts, PolicyTenon)
+	nodeOf := func(id PodID) *Node {
+		p := r.pods[id]
+		if p.State != PodRunning || p.Node == NoNode {
+			t.Fatalf("pod %d is %v at 30 min", id, p.State)
+		}
+		return r.nodes[p.Node]
+	}
+	g0, g1, single := nodeOf(r.firstPod[0]), nodeOf(r.firstPod[0]+1), nodeOf(r.firstPod[1])
+	if g0 == g1 {
+		t.Fatal("the gang's two 8-GPU pods share a node")
+	}
+	if !r.splitsGang(g0) || !r.splitsGang(g1) {
+		t.Error("taking one of the gang's nodes alone does not count as splitting it")
+	}
+	if r.splitsGang(single) {
+		t.Error("the single pod's node counts as splitting a gang")
+	}
+	if got := r.wholeGroups(); !slices.Equal(got, []string{TraceNamespace + "/" + gangName(0)}) {
+		t.Errorf("whole groups %v", got)
 	}
 }

@@ -126,7 +126,7 @@ func (d *tenonDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 			wake.at(at)
 			continue
 		}
-		if d.failedAt(v, n) {
+		if d.failedAt(v, n) || v.r.splitsGang(n) { // a gang is disrupted whole or not at all
 			continue
 		}
 		if ri == nil {
