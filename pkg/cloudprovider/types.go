@@ -3,8 +3,11 @@ package cloudprovider
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
+
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
 
 // CloudProvider launches and removes the machines behind NodeClaims. Implementations must be
@@ -76,4 +79,22 @@ type PricedNode struct {
 // leaves the offering prices.
 type NodePricer interface {
 	NodePrices(ctx context.Context, nodes []PricedNode) []float64
+}
+
+// ClaimRequest reads a NodeClaim's requirements and resource requests: what a launch for it
+// must satisfy.
+func ClaimRequest(claim *apisv1.NodeClaim) (scheduling.Requirements, scheduling.Resources, error) {
+	nsrs := make([]corev1.NodeSelectorRequirement, 0, len(claim.Spec.Requirements))
+	for i := range claim.Spec.Requirements {
+		nsrs = append(nsrs, claim.Spec.Requirements[i].NodeSelectorRequirement())
+	}
+	reqs, err := scheduling.FromNodeSelectorRequirements(nsrs...)
+	if err != nil {
+		return scheduling.Requirements{}, scheduling.Resources{}, err
+	}
+	requests, err := scheduling.FromResourceList(claim.Spec.Resources.Requests)
+	if err != nil {
+		return scheduling.Requirements{}, scheduling.Resources{}, err
+	}
+	return reqs, requests, nil
 }

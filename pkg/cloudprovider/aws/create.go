@@ -114,7 +114,7 @@ func (p *Provider) Create(ctx context.Context, claim *apisv1.NodeClaim) (*apisv1
 	if existing != nil {
 		return p.view(claim, existing, nc, typeOf(existing.Type)), nil
 	}
-	reqs, requests, err := claimRequest(claim)
+	reqs, requests, err := cloudprovider.ClaimRequest(claim)
 	if err != nil {
 		return nil, fmt.Errorf("NodeClaim %s: %w", claim.Name, err)
 	}
@@ -326,21 +326,4 @@ func (p *Provider) node(claim *apisv1.NodeClaim, nc *awsv1.EC2NodeClass, capacit
 		n.UserData = *nc.Spec.UserData
 	}
 	return n
-}
-
-// claimRequest reads a claim's requirements and resource requests.
-func claimRequest(claim *apisv1.NodeClaim) (scheduling.Requirements, scheduling.Resources, error) {
-	nsrs := make([]corev1.NodeSelectorRequirement, 0, len(claim.Spec.Requirements))
-	for i := range claim.Spec.Requirements {
-		nsrs = append(nsrs, claim.Spec.Requirements[i].NodeSelectorRequirement())
-	}
-	reqs, err := scheduling.FromNodeSelectorRequirements(nsrs...)
-	if err != nil {
-		return scheduling.Requirements{}, scheduling.Resources{}, err
-	}
-	requests, err := scheduling.FromResourceList(claim.Spec.Resources.Requests)
-	if err != nil {
-		return scheduling.Requirements{}, scheduling.Resources{}, err
-	}
-	return reqs, requests, nil
 }

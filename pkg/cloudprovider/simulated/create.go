@@ -7,14 +7,12 @@ import (
 	"maps"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/cloud"
-	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
 
 // ImageID returns the machine image the simulated cloud boots for an architecture.
@@ -31,7 +29,7 @@ func (p *Provider) Create(ctx context.Context, claim *apisv1.NodeClaim) (*apisv1
 	if err != nil {
 		return nil, err
 	}
-	reqs, requests, err := claimRequest(claim)
+	reqs, requests, err := cloudprovider.ClaimRequest(claim)
 	if err != nil {
 		return nil, fmt.Errorf("NodeClaim %s: %w", claim.Name, err)
 	}
@@ -100,23 +98,6 @@ func (p *Provider) record(ctx context.Context, claim *apisv1.NodeClaim, inst clo
 	p.mu.Unlock()
 	p.poke()
 	return claimView(claim, inst, m), nil
-}
-
-// claimRequest reads a claim's requirements and resource requests.
-func claimRequest(claim *apisv1.NodeClaim) (scheduling.Requirements, scheduling.Resources, error) {
-	nsrs := make([]corev1.NodeSelectorRequirement, 0, len(claim.Spec.Requirements))
-	for i := range claim.Spec.Requirements {
-		nsrs = append(nsrs, claim.Spec.Requirements[i].NodeSelectorRequirement())
-	}
-	reqs, err := scheduling.FromNodeSelectorRequirements(nsrs...)
-	if err != nil {
-		return scheduling.Requirements{}, scheduling.Resources{}, err
-	}
-	requests, err := scheduling.FromResourceList(claim.Spec.Resources.Requests)
-	if err != nil {
-		return scheduling.Requirements{}, scheduling.Resources{}, err
-	}
-	return reqs, requests, nil
 }
 
 // claimView is a copy of claim (or, when claim is nil, a new claim named after the instance's

@@ -3,14 +3,12 @@ package commitment
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/commitment"
-	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
 
 // Decorate returns cp pricing with the store's commitments (see the package doc); every other
@@ -71,13 +69,8 @@ func (d *decorator) Create(ctx context.Context, claim *apisv1.NodeClaim) (*apisv
 	if book == nil {
 		return d.CloudProvider.Create(ctx, claim)
 	}
-	var np *apisv1.NodePool
-	for _, p := range d.store.cluster.NodePools() {
-		if p.Name == claim.Labels[apisv1.NodePoolLabelKey] {
-			np = p
-		}
-	}
-	if np == nil {
+	np, ok := d.store.cluster.NodePool(claim.Labels[apisv1.NodePoolLabelKey])
+	if !ok {
 		return d.CloudProvider.Create(ctx, claim)
 	}
 	its, err := d.CloudProvider.GetInstanceTypes(ctx, np)
@@ -130,15 +123,7 @@ func (d *decorator) Create(ctx context.Context, claim *apisv1.NodeClaim) (*apisv
 // claimOptions are the offerings a claim may launch as among the types: those its
 // requirements allow, of types that hold its requests.
 func claimOptions(claim *apisv1.NodeClaim, its []*catalog.InstanceType) []commitment.Option {
-	nsrs := make([]corev1.NodeSelectorRequirement, 0, len(claim.Spec.Requirements))
-	for i := range claim.Spec.Requirements {
-		nsrs = append(nsrs, claim.Spec.Requirements[i].NodeSelectorRequirement())
-	}
-	reqs, err := scheduling.FromNodeSelectorRequirements(nsrs...)
-	if err != nil {
-		return nil
-	}
-	requests, err := scheduling.FromResourceList(claim.Spec.Resources.Requests)
+	reqs, requests, err := cloudprovider.ClaimRequest(claim)
 	if err != nil {
 		return nil
 	}
