@@ -19,7 +19,9 @@ var (
 )
 
 // universe holds every label state that can tell two generated requirements apart: absence,
-// each generated value, a fresh string, and every integer in range in plain and padded spelling.
+// each generated value, a fresh string, and every integer in range in plain and padded spellings.
+// A NotIn can name at most two spellings of one integer ("3" and "03"), so a third ("003") stays
+// a witness whenever the integer bounds admit the number.
 var universe = func() []labelState {
 	u := []labelState{{}}
 	for _, v := range genValues {
@@ -27,7 +29,8 @@ var universe = func() []labelState {
 	}
 	u = append(u, labelState{"zz", true}, labelState{"99", true})
 	for i := 0; i <= 15; i++ {
-		u = append(u, labelState{strconv.Itoa(i), true}, labelState{"0" + strconv.Itoa(i), true})
+		u = append(u, labelState{strconv.Itoa(i), true}, labelState{"0" + strconv.Itoa(i), true},
+			labelState{"00" + strconv.Itoa(i), true})
 	}
 	return u
 }()
