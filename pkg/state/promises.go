@@ -1,11 +1,13 @@
 package state
 
 import (
+	"iter"
 	"maps"
 	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
@@ -150,6 +152,31 @@ func (c *Cluster) promiseHolds(claim string, nodes map[string]*corev1.Node) bool
 // nomination it binds by its own scores), and then the promise no longer describes the node;
 // c.mu is held.
 func (c *Cluster) roomFor(claim string, n *corev1.Node) bool {
+	return c.fits(n, maps.Keys(c.promised[claim]))
+}
+
+// HasRoom reports whether the node called name has room, beside the pods bound to it, for the
+// pending pods named by namespace/name (those not pending, or unknown, are left out). It is
+// false for a node tenon has not seen.
+func (c *Cluster) HasRoom(name string, pending []types.NamespacedName) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	n := c.nodes[name]
+	if n == nil {
+		return false
+	}
+	return c.fits(n, func(yield func(string) bool) {
+		for _, k := range pending {
+			if !yield(key(k.Namespace, k.Name)) {
+				return
+			}
+		}
+	})
+}
+
+// fits reports whether the pods bound to n and the pending pods of keys fit n's allocatable;
+// c.mu is held.
+func (c *Cluster) fits(n *corev1.Node, keys iter.Seq[string]) bool {
 	free, err := scheduling.FromResourceList(n.Status.Allocatable)
 	if err != nil {
 		return false
@@ -160,7 +187,7 @@ func (c *Cluster) roomFor(claim string, n *corev1.Node) bool {
 			need = need.Add(req)
 		}
 	}
-	for k := range c.promised[claim] {
+	for k := range keys {
 		if p := c.pods[k]; waiting(p) {
 			if req, err := scheduling.PodRequests(p); err == nil {
 				need = need.Add(req)

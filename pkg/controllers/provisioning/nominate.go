@@ -44,6 +44,8 @@ type nominator struct {
 	claimOf map[types.NamespacedName]string   // pod → the claim it is planned onto
 	made    map[types.NamespacedName]nomination
 	queue   chan string // provider IDs of nodes registered or updated
+	// cleared holds pods whose nomination by tenon kube-scheduler took off (podChanged).
+	cleared chan types.NamespacedName
 	// writes bounds the status patches in flight (nominationWorkers): a node of a large batch
 	// has tens of pods to nominate, and a batch tens of nodes registering at once.
 	writes chan struct{}
@@ -70,6 +72,7 @@ const NominationTTL = time.Minute
 func newNominator(kube client.Client, cluster *state.Cluster, clk clock.Clock, log logr.Logger, stale func()) *nominator {
 	return &nominator{kube: kube, cluster: cluster, clock: clk, log: log, stale: stale, planned: map[string][]types.NamespacedName{},
 		claimOf: map[types.NamespacedName]string{}, made: map[types.NamespacedName]nomination{}, queue: make(chan string, 4096),
+		cleared: make(chan types.NamespacedName, 4096),
 		writes: make(chan struct{}, nominationWorkers)}
 }
 
@@ -152,6 +155,75 @@ func (n *nominator) nodeChanged(node *corev1.Node) {
 	}
 }
 
+// podChanged queues a pending pod whose nomination by tenon was just taken off, to be nominated
+// again (renominate); it never blocks the informer. kube-scheduler takes a pod's nomination off
+// whenever an attempt to schedule it fails, and while the pod's planned node still carries the
+// unregistered taint every attempt fails: when the taint then comes off, the room the plan kept
+// there for the pod is held for no one, and pods planned elsewhere take it (seen in
+// TestPodsBindWhereTheyWerePlanned).
+func (n *nominator) podChanged(old, cur *corev1.Pod) {
+	if old.Status.NominatedNodeName == "" || cur.Status.NominatedNodeName != "" || cur.Spec.NodeName != "" || cur.DeletionTimestamp != nil {
+		return
+	}
+	key := types.NamespacedName{Namespace: cur.Namespace, Name: cur.Name}
+	n.mu.Lock()
+	m, ok := n.made[key]
+	n.mu.Unlock()
+	if !ok || m.node != old.Status.NominatedNodeName {
+		return // not tenon's nomination
+	}
+	select {
+	case n.cleared <- key:
+	default:
+	}
+}
+
+// renominate writes tenon's nomination of a pod again after kube-scheduler took it off, unless
+// the pod is bound, going or nominated anew, its node is gone or has no room for it beside the
+// pods bound there and those tenon nominated there, or the nomination has outlived
+// NominationTTL. The nomination keeps the time it was first made, so that a pod that cannot
+// fit its planned node stops holding room there after NominationTTL as before.
+func (n *nominator) renominate(ctx context.Context, key types.NamespacedName) {
+	n.mu.Lock()
+	m, ok := n.made[key]
+	n.mu.Unlock()
+	if !ok || n.cluster.Outlived(m.at, NominationTTL) {
+		return
+	}
+	// kube-scheduler also takes a nomination off when the pod no longer fits its node (others
+	// bound there): then the pod is left to the next plan, not held where it cannot go.
+	n.mu.Lock()
+	there := []types.NamespacedName{key}
+	for k, o := range n.made {
+		if k != key && o.node == m.node {
+			there = append(there, k)
+		}
+	}
+	n.mu.Unlock()
+	if !n.cluster.HasRoom(m.node, there) {
+		return
+	}
+	pod := &corev1.Pod{}
+	if err := n.kube.Get(ctx, key, pod); err != nil || pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil || pod.Status.NominatedNodeName != "" {
+		return
+	}
+	if err := n.write(ctx, pod, m.node); err != nil {
+		return
+	}
+	n.log.V(1).Info("nominated a pod again after kube-scheduler took its nomination off", "pod", snapshot.PodKey(pod), "node", m.node)
+}
+
+// write patches the pod's nominated node.
+func (n *nominator) write(ctx context.Context, pod *corev1.Pod, node string) error {
+	patch := client.MergeFrom(pod.DeepCopy())
+	pod.Status.NominatedNodeName = node
+	err := n.kube.Status().Patch(ctx, pod, patch)
+	if err != nil && !apierrors.IsNotFound(err) {
+		n.log.V(1).Info("could not nominate a pod to its planned node", "pod", snapshot.PodKey(pod), "node", node, "error", err.Error())
+	}
+	return err
+}
+
 // run nominates until ctx ends, sweeping stale nominations every NominationTTL/4.
 func (n *nominator) run(ctx context.Context) {
 	t := n.clock.NewTimer(NominationTTL / 4)
@@ -163,6 +235,8 @@ func (n *nominator) run(ctx context.Context) {
 		case id := <-n.queue:
 			// Nodes are nominated side by side; n.writes bounds the writes in flight.
 			go n.nominate(ctx, id)
+		case key := <-n.cleared:
+			go n.renominate(ctx, key)
 		case <-t.C():
 			n.sweep()
 			t.Reset(NominationTTL / 4)
@@ -281,12 +355,7 @@ func (n *nominator) nominateOne(ctx context.Context, key types.NamespacedName, n
 	if nnn := pod.Status.NominatedNodeName; nnn == node || (nnn != "" && nnn != own) {
 		return false
 	}
-	patch := client.MergeFrom(pod.DeepCopy())
-	pod.Status.NominatedNodeName = node
-	if err := n.kube.Status().Patch(ctx, pod, patch); err != nil {
-		if !apierrors.IsNotFound(err) {
-			n.log.V(1).Info("could not nominate a pod to its planned node", "pod", snapshot.PodKey(pod), "node", node, "error", err.Error())
-		}
+	if n.write(ctx, pod, node) != nil {
 		return false
 	}
 	n.mu.Lock()

@@ -1,15 +1,19 @@
 package provisioning
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/tenon-sh/tenon/pkg/state"
 )
@@ -87,5 +91,79 @@ func TestNominationsWaitForABusyScheduler(t *testing.T) {
 		if stale := n.isStale(ours); stale != (clk.Since(start) > state.MaxSchedulerWait) {
 			t.Fatalf("at %s, with kube-scheduler binding every 5 s: stale %v", clk.Since(start), stale)
 		}
+	}
+}
+
+// When kube-scheduler takes tenon's nomination off a pending pod (a failed attempt while the
+// planned node is still tainted), tenon writes it again, keeping when it was first made; it
+// leaves alone another's nomination, a nomination past NominationTTL, and a pod whose node is
+// gone.
+func TestClearedNominationsAreMadeAgain(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	cluster := state.NewCluster(clk)
+	pod := func(name string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}}
+	}
+	node := func(name, cpu string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourcePods: resource.MustParse("110")}}}
+	}
+	names := []string{"ours", "theirs", "old", "orphan", "crowded"}
+	kube := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithStatusSubresource(&corev1.Pod{}).Build()
+	for _, name := range names {
+		p := pod(name)
+		if err := kube.Create(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		cluster.UpdatePod(p)
+	}
+	// n1 holds "ours" (and "old"); "small" has room for one of the two pods nominated there.
+	cluster.UpdateNode(node("n1", "2"))
+	cluster.UpdateNode(node("small", "1500m"))
+	n := newNominator(kube, cluster, clk, logr.Discard(), func() {})
+	first := clk.Now()
+	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "default", Name: name} }
+	n.made[key("ours")] = nomination{node: "n1", at: first}
+	n.made[key("old")] = nomination{node: "n1", at: first.Add(-NominationTTL - time.Second)}
+	n.made[key("orphan")] = nomination{node: "gone", at: first}
+	n.made[key("crowded")] = nomination{node: "small", at: first}
+	n.made[key("theirs")] = nomination{node: "small", at: first} // and then nominated elsewhere by another
+
+	nominated := func(name, node string) *corev1.Pod {
+		p := pod(name)
+		p.Status.NominatedNodeName = node
+		return p
+	}
+	for _, c := range []struct{ name, node string }{{"ours", "n1"}, {"theirs", "n2"}, {"old", "n1"}, {"orphan", "gone"}, {"crowded", "small"}} {
+		n.podChanged(nominated(c.name, c.node), pod(c.name))
+	}
+	// A nomination replaced (not cleared), and a bound pod, are not queued.
+	n.podChanged(nominated("ours", "n1"), nominated("ours", "n3"))
+	bound := pod("ours")
+	bound.Spec.NodeName = "n2"
+	n.podChanged(nominated("ours", "n1"), bound)
+
+	var queued []string
+	for len(n.cleared) > 0 {
+		k := <-n.cleared
+		queued = append(queued, k.Name)
+		n.renominate(context.Background(), k)
+	}
+	if fmt.Sprint(queued) != "[ours old orphan crowded]" {
+		t.Errorf("queued %v; want [ours old orphan crowded] (tenon's own nominations, taken off)", queued)
+	}
+	for name, want := range map[string]string{"ours": "n1", "theirs": "", "old": "", "orphan": "", "crowded": ""} {
+		got := &corev1.Pod{}
+		if err := kube.Get(context.Background(), key(name), got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.NominatedNodeName != want {
+			t.Errorf("pod %s nominated to %q; want %q", name, got.Status.NominatedNodeName, want)
+		}
+	}
+	if m := n.made[key("ours")]; !m.at.Equal(first) {
+		t.Errorf("the nomination made again dates from %s; want its first, %s", m.at, first)
 	}
 }

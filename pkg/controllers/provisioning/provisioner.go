@@ -189,7 +189,18 @@ func (p *Provisioner) Register(ctx context.Context, informers cache.Informers) e
 			p.Trigger()
 		}
 	}
-	if _, err := podInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: check, UpdateFunc: func(_, o any) { check(o) }}); err != nil {
+	update := func(old, cur any) {
+		check(cur)
+		if p.nom == nil {
+			return
+		}
+		if o, ok := old.(*corev1.Pod); ok {
+			if c, ok := cur.(*corev1.Pod); ok {
+				p.nom.podChanged(o, c)
+			}
+		}
+	}
+	if _, err := podInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: check, UpdateFunc: update}); err != nil {
 		return err
 	}
 	for _, obj := range []client.Object{&apisv1.NodeClaim{}, &corev1.Node{}} {
