@@ -73,7 +73,7 @@ func newNominator(kube client.Client, cluster *state.Cluster, clk clock.Clock, l
 	return &nominator{kube: kube, cluster: cluster, clock: clk, log: log, stale: stale, planned: map[string][]types.NamespacedName{},
 		claimOf: map[types.NamespacedName]string{}, made: map[types.NamespacedName]nomination{}, queue: make(chan string, 4096),
 		cleared: make(chan types.NamespacedName, 4096),
-		writes: make(chan struct{}, nominationWorkers)}
+		writes:  make(chan struct{}, nominationWorkers)}
 }
 
 // isStale reports whether the pod's nomination is one tenon made more than NominationTTL ago.
