@@ -212,25 +212,29 @@ const convergeCPU = 600
 // converge runs passes (ten simulated minutes apart) until one does nothing even after the
 // fleet has sat quiet for two hours (when repacks are allowed), then reports the fleet against
 // the lower bound of its pods.
-func (f *fleet) converge(b *testing.B, opts Options) {
+func (f *fleet) converge(b *testing.B, opts Options) (last *Decision) {
 	before, nodesBefore := f.price(), len(f.nodes)
 	cpu0 := cpuSeconds()
 	start := time.Now()
 	passes, evictions := 0, 0
 	cursor := ""
+	var memory *Memory
 	settled := 1.0
 	waited := false
+	simulations := 0
 	for ; passes < 1000; passes++ {
 		if cpuSeconds()-cpu0 > convergeCPU {
 			settled = 0
 			break
 		}
-		opts.Cursor = cursor
+		opts.Cursor, opts.Memory = cursor, memory
 		d, err := Decide(f.snapshot(), opts)
 		if err != nil {
 			b.Fatal(err)
 		}
-		cursor = d.Cursor
+		cursor, memory = d.Cursor, d.Memory
+		simulations += d.Simulations
+		last = d
 		if len(d.Commands) == 0 && d.Outcome != OutcomeTruncated {
 			// Nothing to do now; the fleet then sits quiet long enough for a repack to be
 			// allowed, and settles when that does nothing either.
@@ -267,10 +271,66 @@ func (f *fleet) converge(b *testing.B, opts Options) {
 	b.ReportMetric(after/fresh.LowerBound, "after/bound")
 	b.ReportMetric(fresh.Price/fresh.LowerBound, "fresh/bound")
 	b.ReportMetric(float64(passes), "passes")
+	b.ReportMetric(float64(simulations), "simulations-converge")
 	b.ReportMetric(float64(evictions), "evictions")
 	b.ReportMetric(wall.Seconds(), "s-converge")
 	b.ReportMetric(cpu, "cpu-s-converge")
 	b.ReportMetric(settled, "settled")
+	return last
+}
+
+// BenchmarkQuietPass measures a pass over a fleet that consolidation has settled and nothing
+// has changed since: what the disruption loop does every 10 s on a quiet cluster. With the
+// previous pass's Memory, no node's verdict is simulated again; without it (RejectionTTL < 0),
+// every node is.
+func BenchmarkQuietPass(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		fx := fragmented(b, n)
+		fx.dropEmpty(b)
+		last := fx.converge(b, Options{})
+		for _, remember := range []bool{true, false} {
+			b.Run(fmt.Sprintf("nodes=%d/memory=%v", n, remember), func(b *testing.B) {
+				opts := Options{Cursor: last.Cursor, Memory: last.Memory}
+				if !remember {
+					opts = Options{Cursor: last.Cursor, RejectionTTL: -1}
+				}
+				prev := opts
+				b.ReportAllocs()
+				b.ResetTimer()
+				var d *Decision
+				for i := 0; i < b.N; i++ {
+					var err error
+					if d, err = Decide(fx.snapshot(), opts); err != nil {
+						b.Fatal(err)
+					}
+					if len(d.Commands) > 0 {
+						b.Fatalf("a settled fleet's pass acted: %s", d.Commands[0].Message)
+					}
+					opts.Memory = d.Memory
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(d.Simulations), "simulations/pass")
+				b.ReportMetric(float64(len(fx.nodes)), "nodes")
+				// The verdicts are the same with and without the memory.
+				cold, err := Decide(fx.snapshot(), Options{Cursor: prev.Cursor, RejectionTTL: -1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if got, want := skipSummary(d), skipSummary(cold); got != want {
+					b.Fatalf("remembered verdicts %s, simulated %s", got, want)
+				}
+			})
+		}
+	}
+}
+
+// skipSummary counts a decision's skips by reason.
+func skipSummary(d *Decision) string {
+	n := map[SkipReason]int{}
+	for _, s := range d.Skips {
+		n[s.Reason]++
+	}
+	return fmt.Sprint(n)
 }
 
 // mixedWorkload draws Deployments of assorted shapes until it has n pods.

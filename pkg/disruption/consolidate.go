@@ -113,7 +113,7 @@ func (d *decider) multiNodePrefix(eligible []*candidate, kind evalKind) (bool, e
 		}
 		prefix = append(prefix, c)
 	}
-	if len(prefix) < 2 {
+	if len(prefix) < 2 || d.recall.fruitless(kind, prefix) {
 		return false, nil
 	}
 	var best *Command
@@ -131,6 +131,9 @@ func (d *decider) multiNodePrefix(eligible []*candidate, kind evalKind) (bool, e
 		}
 	}
 	if best == nil {
+		if lo > hi {
+			d.recall.foundNothing(kind, prefix)
+		}
 		return false, nil
 	}
 	return true, d.commit(*best)
@@ -166,6 +169,10 @@ func (d *decider) singleNode(eligible []*candidate) error {
 			d.skip(c, SkipReceiving, "it receives pods from another command of this pass")
 			continue
 		}
+		if v, ok := d.recall.lookup(c); ok {
+			d.skip(c, v.reason, "%s", v.message)
+			continue
+		}
 		cs := c.whole()
 		if c.unit != nil {
 			judged[c.unit] = true
@@ -179,6 +186,7 @@ func (d *decider) singleNode(eligible []*candidate) error {
 			return err
 		}
 		if skip != nil {
+			d.recall.remember(c, skip, d.simulated, d.world)
 			d.skipAll(cs, skip.Reason, skip.Message)
 			continue
 		}
@@ -194,6 +202,7 @@ func (d *decider) singleNode(eligible []*candidate) error {
 // why it is not. multi asks for at most one replacement.
 func (d *decider) evaluate(cs []*candidate, kind evalKind) (*Command, *Skip, error) {
 	pool := cs[0].NodePool
+	d.simulated = nil
 	reject := func(r SkipReason, format string, args ...any) (*Command, *Skip, error) {
 		return nil, &Skip{Node: cs[0].Name, Reason: r, Message: fmt.Sprintf(format, args...)}, nil
 	}
@@ -217,6 +226,7 @@ func (d *decider) evaluate(cs []*candidate, kind evalKind) (*Command, *Skip, err
 	if err != nil {
 		return nil, nil, err
 	}
+	d.simulated = o
 	if o.stranded > 0 {
 		return reject(SkipUnschedulable, "%d of its pods would fit nowhere", o.stranded)
 	}

@@ -28,6 +28,10 @@ type decider struct {
 	// receiving are the nodes that commands of this pass move pods onto; consolidation leaves
 	// them alone until the pods have settled.
 	receiving map[string]bool
+	// recall holds the verdicts remembered from the last pass and those of this one (memory.go).
+	recall *recall
+	// simulated is the outcome of the last evaluate's simulation (nil when it ran none).
+	simulated *outcome
 }
 
 // Decide runs one disruption pass over the snapshot.
@@ -46,6 +50,7 @@ func Decide(s *Snapshot, opts Options) (*Decision, error) {
 	}
 	d.dec.Simulations = d.world.runs
 	d.dec.Prepared = d.world.prep
+	d.dec.Memory = d.recall.memory()
 	if len(d.dec.Commands) > 0 {
 		d.dec.Outcome = OutcomeActed
 	} else if d.dec.Outcome == "" {
@@ -62,7 +67,7 @@ func newDecider(s *Snapshot, opts Options) (*decider, error) {
 	}
 	d := &decider{snap: s, opts: opts, world: w, budgets: newBudgets(s), pdbs: newPDBState(s.PDBs),
 		byName: map[string]*candidate{}, dec: &Decision{Cursor: opts.Cursor}, skipped: map[string]bool{}, taken: map[string]bool{},
-		receiving: map[string]bool{}}
+		receiving: map[string]bool{}, recall: newRecall(s, opts)}
 	pods := map[string]*solver.Node{}
 	for i := range s.Solver.Nodes {
 		pods[s.Solver.Nodes[i].Name] = &s.Solver.Nodes[i]
@@ -94,6 +99,7 @@ func (d *decider) skip(c *candidate, r SkipReason, format string, args ...any) {
 
 // commit records a command and applies it to the world.
 func (d *decider) commit(cmd Command) error {
+	d.recall.commit()
 	for _, n := range cmd.Candidates {
 		d.taken[n] = true
 		d.budgets.take(d.byName[n].NodePool, 1)

@@ -1,6 +1,7 @@
 package disruption
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -60,6 +61,12 @@ type Options struct {
 	NoRepack    bool
 	// Cursor is where single-node consolidation resumes (the previous pass's Decision.Cursor).
 	Cursor string
+	// Memory is the previous pass's Decision.Memory: the single-node consolidation verdicts
+	// that still hold are taken from it instead of simulated again (memory.go).
+	Memory *Memory
+	// RejectionTTL is how long a remembered verdict is trusted at most (0: DefaultRejectionTTL;
+	// negative: nothing is remembered).
+	RejectionTTL time.Duration
 	// ExpendablePriorityCutoff: pods of a priority below it are expendable (default
 	// scheduling.DefaultExpendableCutoff, -10, as Cluster Autoscaler): a node's expendable pods
 	// are evicted with it but need no place elsewhere, so a node holding only expendable pods
@@ -99,7 +106,21 @@ func (o Options) withDefaults() Options {
 	if o.MaxCommands <= 0 {
 		o.MaxCommands = 10
 	}
+	if o.RejectionTTL == 0 {
+		o.RejectionTTL = DefaultRejectionTTL
+	}
 	return o
+}
+
+// fingerprint is the options' values as text, for Memory's context: every field but Cursor
+// and Memory, which the caller clears.
+func (o Options) fingerprint() string {
+	cutoff := "nil"
+	if o.ExpendablePriorityCutoff != nil {
+		cutoff = strconv.Itoa(int(*o.ExpendablePriorityCutoff))
+	}
+	o.ExpendablePriorityCutoff = nil
+	return fmt.Sprintf("%+v cutoff=%s", o, cutoff)
 }
 
 // forPool applies a NodePool's annotations over the options.

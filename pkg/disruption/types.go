@@ -174,4 +174,7 @@ type Decision struct {
 	// Prepared is the pass's prepared snapshot, for the next pass's Snapshot.Prepared when its
 	// NodePools, instance types, DaemonSets and namespaces are the same.
 	Prepared *solver.Prepared
+	// Memory is what the next pass takes as Options.Memory (nil when Options.RejectionTTL is
+	// negative).
+	Memory *Memory
 }

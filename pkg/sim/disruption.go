@@ -29,6 +29,8 @@ const ReasonDrifted Reason = "Drifted"
 type packageDisrupter struct {
 	t      *tenon
 	cursor string
+	// memory is the last pass's Decision.Memory.
+	memory *disruption.Memory
 	gate   quietGate
 	// prepared is the last pass's prepared snapshot, reused while every pool is as it was
 	// then: the same instance types (their availability) and the same usage against limits.
@@ -98,12 +100,12 @@ func (d *packageDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 	if same {
 		ds.Prepared = d.prepared
 	}
-	dec, err := disruption.Decide(ds, disruption.Options{Cursor: d.cursor, SpotToSpotConsolidation: d.t.spotToSpot, ExpendablePriorityCutoff: new(v.ExpendableCutoff())})
+	dec, err := disruption.Decide(ds, disruption.Options{Cursor: d.cursor, Memory: d.memory, SpotToSpotConsolidation: d.t.spotToSpot, ExpendablePriorityCutoff: new(v.ExpendableCutoff())})
 	wake := nextWake(v)
 	if err != nil {
 		return nil, wake
 	}
-	d.cursor = dec.Cursor
+	d.cursor, d.memory = dec.Cursor, dec.Memory
 	d.prepared = dec.Prepared
 	var out []Command
 	for _, c := range dec.Commands {

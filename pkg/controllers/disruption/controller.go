@@ -86,8 +86,11 @@ type Controller struct {
 	builder *Builder
 	log     logr.Logger
 
-	mu      sync.Mutex
-	cursor  string
+	mu     sync.Mutex
+	cursor string
+	// memory is the last pass's Decision.Memory: its verdicts that still hold are not
+	// simulated again.
+	memory  *disruption.Memory
 	running map[string]*execution // candidate node → the command it is in
 	held    map[string]time.Time  // node → until when it is left alone after a failure
 	// unconsolidatable is when each object last got an Unconsolidatable event.
@@ -199,7 +202,7 @@ func (c *Controller) Pass(ctx context.Context) PassResult {
 	}
 	c.mu.Lock()
 	opts := c.opts.Decision
-	opts.Cursor = c.cursor
+	opts.Cursor, opts.Memory = c.cursor, c.memory
 	c.mu.Unlock()
 	dec, err := disruption.Decide(view.Snapshot, opts)
 	res.Duration = c.deps.Clock.Since(start)
@@ -212,7 +215,7 @@ func (c *Controller) Pass(ctx context.Context) PassResult {
 	}
 	res.Decision = dec
 	c.mu.Lock()
-	c.cursor = dec.Cursor
+	c.cursor, c.memory = dec.Cursor, dec.Memory
 	c.mu.Unlock()
 	PassDuration.WithLabelValues(string(dec.Outcome)).Observe(res.Duration.Seconds())
 	recordPassState(view.Snapshot, res.Duration)

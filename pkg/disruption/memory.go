@@ -1,0 +1,413 @@
+package disruption
+
+import (
+	"encoding/binary"
+	"hash/maphash"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+	"github.com/tenon-sh/tenon/pkg/solver"
+)
+
+// Memory is what one pass hands the next (Decision.Memory, passed back as Options.Memory): the
+// single-node consolidation verdicts it simulated, so that a node whose verdict cannot have
+// changed is not simulated again. On a quiet fleet nearly every pass rejects every node for the
+// same reasons, and each rejection costs a solve over the whole fleet.
+//
+// A remembered rejection holds while all of these do:
+//   - it is younger than Options.RejectionTTL;
+//   - the node is as it was (its labels, taints, allocatable, price and pods);
+//   - the pass's context is the same: the NodePools with their instance types, offerings,
+//     prices and, where a pool has limits, its usage; the DaemonSets; the options; and no pod
+//     is pending, then or now (pending pods take room in both the plan with and the plan
+//     without the node, so a change anywhere could move the difference);
+//   - no other node gained room that could take a pod the simulation found no room for: each
+//     node whose room grew, that appeared, that became initialized, or whose labels or taints
+//     changed since the pass before has room, in every resource, for none of the node's pods
+//     that the simulation put on new claims, on nodes not yet initialized, or nowhere.
+//
+// The last condition looks only at those pods, not at the pods the simulation housed on other
+// nodes: one of those could move into the new room and leave its place to a pod that had none,
+// so a rejection kept this way may miss a saving the new room made possible. Keeping it never
+// makes tenon act; the saving waits for the TTL, or for any change to the node. A change the
+// conditions do not see (a topology domain emptied elsewhere) is treated the same way.
+//
+// Only verdicts found before the pass committed its first command are remembered: later ones
+// were judged against a fleet where the pass's commands had run as planned, and the fleet the
+// next pass sees differs (a replacement launches as another type, pods bind elsewhere than the
+// plan's moves). Remembering those changed the fleet tenon settled on in a Philly replay
+// (BenchmarkSimulatePhilly's package policy: $36,857 instead of $36,722 over 2,000 jobs); without
+// them the replay settles on the same fleet as without any memory.
+//
+// BenchmarkConsolidate and BenchmarkQuietPass measure what it saves (docs/performance.md).
+type Memory struct {
+	seed    maphash.Seed
+	context uint64
+	nodes   map[string]nodeMark
+	// rejected holds the remembered verdicts by node name.
+	rejected map[string]rejection
+	// together holds, by the nodes it tried in order (and the kind of command), when a
+	// multi-node search last found no set of them worth removing.
+	together map[string]time.Time
+}
+
+// nodeMark is what a pass saw of a node.
+type nodeMark struct {
+	attrs, pods uint64
+	free        scheduling.Resources
+	usable      bool // initialized, not in flight, not marked for deletion
+}
+
+// rejection is a remembered verdict on a node.
+type rejection struct {
+	reason  SkipReason
+	message string
+	at      time.Time
+	// homeless are the requests of the node's pods that the simulation could not put on an
+	// initialized node that was already there: they went to new claims, to nodes not yet
+	// initialized, or nowhere.
+	homeless []scheduling.Resources
+}
+
+// DefaultRejectionTTL is how long a remembered consolidation verdict is trusted at most.
+const DefaultRejectionTTL = 30 * time.Minute
+
+// remembered are the reasons a single-node simulation gives that Memory keeps: those decided by
+// where the node's pods could go and at what price. Budgets, PDBs, ages and pool-wide scores are
+// checked afresh each pass, without a solve.
+var remembered = map[SkipReason]bool{
+	SkipNotCheaper: true, SkipSavingsFloor: true, SkipUnschedulable: true, SkipSpotToSpot: true, SkipReserved: true,
+}
+
+// recall is the pass's view of the memory it was given and the one it builds.
+type recall struct {
+	prev *Memory
+	next *Memory
+	// opened holds the free room of the nodes that may take pods they could not before.
+	opened []scheduling.Resources
+	ttl    time.Duration
+	now    time.Time
+	// committed is set once the pass commits a command: later verdicts are not remembered.
+	committed bool
+}
+
+// newRecall compares the snapshot with the previous pass's memory.
+func newRecall(s *Snapshot, opts Options) *recall {
+	r := &recall{ttl: opts.RejectionTTL, now: s.Now}
+	if r.ttl < 0 {
+		return r
+	}
+	seed := maphash.MakeSeed()
+	if opts.Memory != nil {
+		seed = opts.Memory.seed
+	}
+	next := &Memory{seed: seed, nodes: make(map[string]nodeMark, len(s.Solver.Nodes)), rejected: map[string]rejection{},
+		together: map[string]time.Time{}}
+	next.context = contextHash(seed, s, opts)
+	for i := range s.Solver.Nodes {
+		n := &s.Solver.Nodes[i]
+		next.nodes[n.Name] = markNode(seed, n)
+	}
+	r.next = next
+	prev := opts.Memory
+	if prev == nil || prev.context != next.context || len(s.Solver.Pods) > 0 {
+		return r
+	}
+	r.prev = prev
+	for name, m := range next.nodes {
+		was, ok := prev.nodes[name]
+		if !m.usable {
+			continue // takes no pod from a consolidation
+		}
+		if !ok || !was.usable || was.attrs != m.attrs || grew(&was.free, &m.free) {
+			r.opened = append(r.opened, m.free)
+		}
+	}
+	return r
+}
+
+// grew reports whether any resource of now exceeds then.
+func grew(then, now *scheduling.Resources) bool {
+	for i := range now {
+		if now[i] > then[i] {
+			return true
+		}
+	}
+	return false
+}
+
+// lookup returns the remembered verdict on c if it still holds, carrying it into the next memory.
+func (r *recall) lookup(c *candidate) (rejection, bool) {
+	if r.prev == nil || c.unit != nil {
+		return rejection{}, false
+	}
+	v, ok := r.prev.rejected[c.Name]
+	if !ok || r.now.Sub(v.at) >= r.ttl || r.now.Before(v.at) {
+		return rejection{}, false
+	}
+	if r.prev.nodes[c.Name] != r.next.nodes[c.Name] {
+		return rejection{}, false
+	}
+	for i := range v.homeless {
+		for j := range r.opened {
+			if v.homeless[i].Fits(&r.opened[j]) {
+				return rejection{}, false
+			}
+		}
+	}
+	r.next.rejected[c.Name] = v
+	return v, true
+}
+
+// remember records a single-node verdict found this pass by the simulation o (nil: none ran).
+func (r *recall) remember(c *candidate, s *Skip, o *outcome, w *world) {
+	if r.next == nil || r.committed || c.unit != nil || !remembered[s.Reason] || o == nil {
+		return
+	}
+	housed := make(map[*corev1.Pod]bool, len(c.place))
+	for _, pl := range o.plan.Placements {
+		if !pl.InFlight && !w.uninitialized[pl.Node] {
+			housed[pl.Pod] = true
+		}
+	}
+	v := rejection{reason: s.Reason, message: s.Message, at: r.now}
+	for _, p := range c.place {
+		if housed[p] {
+			continue
+		}
+		req, err := scheduling.PodRequests(p)
+		if err != nil {
+			return
+		}
+		v.homeless = append(v.homeless, req)
+	}
+	r.next.rejected[c.Name] = v
+}
+
+// A multi-node search that found nothing is remembered too, by its candidates in the order it
+// tried them: it holds, within the TTL and in the same context, while none of those nodes
+// changed and no node anywhere gained room (a stricter test than a single node's, since the
+// search's simulations housed different pods each time).
+
+// togetherKey names a multi-node search by its kind and candidates in order.
+func togetherKey(kind evalKind, cs []*candidate) string {
+	var b strings.Builder
+	b.WriteByte(byte('0' + kind))
+	for _, c := range cs {
+		b.WriteByte(0)
+		b.WriteString(c.Name)
+	}
+	return b.String()
+}
+
+// fruitless reports whether a multi-node search over cs is remembered as finding nothing, and
+// carries the verdict on when it is.
+func (r *recall) fruitless(kind evalKind, cs []*candidate) bool {
+	if r.prev == nil || len(r.opened) > 0 {
+		return false
+	}
+	key := togetherKey(kind, cs)
+	at, ok := r.prev.together[key]
+	if !ok || r.now.Sub(at) >= r.ttl || r.now.Before(at) {
+		return false
+	}
+	for _, c := range cs {
+		if was, ok := r.prev.nodes[c.Name]; !ok || was != r.next.nodes[c.Name] {
+			return false
+		}
+	}
+	r.next.together[key] = at
+	return true
+}
+
+// foundNothing records that a multi-node search over cs, run to its end, found nothing.
+func (r *recall) foundNothing(kind evalKind, cs []*candidate) {
+	if r.next != nil && !r.committed {
+		r.next.together[togetherKey(kind, cs)] = r.now
+	}
+}
+
+// commit records that the pass committed a command.
+func (r *recall) commit() { r.committed = true }
+
+// memory is what the pass hands on (nil when remembering is off).
+func (r *recall) memory() *Memory { return r.next }
+
+// hasher writes the values a fingerprint covers.
+type hasher struct {
+	h   maphash.Hash
+	buf [8]byte
+}
+
+func (h *hasher) str(s string) {
+	h.h.WriteString(s)
+	h.h.WriteByte(0)
+}
+
+func (h *hasher) u64(v uint64) {
+	binary.LittleEndian.PutUint64(h.buf[:], v)
+	h.h.Write(h.buf[:])
+}
+
+func (h *hasher) f64(v float64) { h.u64(math.Float64bits(v)) }
+
+func (h *hasher) flag(b bool) {
+	if b {
+		h.h.WriteByte(1)
+	} else {
+		h.h.WriteByte(0)
+	}
+}
+
+func (h *hasher) res(r *scheduling.Resources) {
+	for _, v := range r {
+		h.u64(uint64(v))
+	}
+}
+
+func (h *hasher) labels(m map[string]string) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		h.str(k)
+		h.str(m[k])
+	}
+	h.h.WriteByte(1)
+}
+
+func (h *hasher) taints(ts []corev1.Taint) {
+	for _, t := range ts {
+		h.str(t.Key)
+		h.str(t.Value)
+		h.str(string(t.Effect))
+	}
+	h.h.WriteByte(1)
+}
+
+// pod covers what decides where a pod may go and what it takes: identity, requests, labels and
+// scheduling constraints (the spec's fields that the solver reads, as their string form). It
+// returns the pod's requests, and whether they could be read.
+func (h *hasher) pod(p *corev1.Pod) (scheduling.Resources, bool) {
+	h.str(p.Namespace)
+	h.str(p.Name)
+	h.str(string(p.UID))
+	req, err := scheduling.PodRequests(p)
+	if err == nil {
+		h.res(&req)
+	} else {
+		h.str(err.Error())
+	}
+	h.labels(p.Labels)
+	h.labels(p.Spec.NodeSelector)
+	if a := p.Spec.Affinity; a != nil {
+		h.str(a.String())
+	}
+	for _, c := range p.Spec.TopologySpreadConstraints {
+		h.str(c.String())
+	}
+	for _, t := range p.Spec.Tolerations {
+		h.str(t.String())
+	}
+	if p.Spec.Priority != nil {
+		h.u64(uint64(*p.Spec.Priority))
+	}
+	h.h.WriteByte(2)
+	return req, err == nil
+}
+
+// markNode fingerprints a node: its attributes and, apart, its pods; and its free room.
+func markNode(seed maphash.Seed, n *solver.Node) nodeMark {
+	var h hasher
+	h.h.SetSeed(seed)
+	h.str(n.Name)
+	h.str(n.NodePool)
+	h.labels(n.Labels)
+	h.taints(n.Taints)
+	h.res(&n.Allocatable)
+	h.f64(n.Price)
+	m := nodeMark{attrs: h.h.Sum64(), free: n.Allocatable, usable: n.Initialized && !n.InFlight && !n.MarkedForDeletion}
+	h.h.Reset()
+	for _, p := range n.Pods {
+		if req, ok := h.pod(p); ok {
+			m.free = m.free.Sub(req)
+		}
+	}
+	m.pods = h.h.Sum64()
+	return m
+}
+
+// contextHash fingerprints what every verdict of a pass depends on besides the nodes.
+func contextHash(seed maphash.Seed, s *Snapshot, opts Options) uint64 {
+	var h hasher
+	h.h.SetSeed(seed)
+	for i := range s.Solver.NodePools {
+		p := &s.Solver.NodePools[i]
+		h.str(p.Name)
+		h.u64(uint64(p.Weight))
+		h.str(p.Requirements.String())
+		h.labels(p.Labels)
+		h.taints(p.Taints)
+		h.taints(p.StartupTaints)
+		h.res(&p.Limits)
+		limited := p.NodeLimit >= 0
+		for _, l := range p.HasLimit {
+			h.flag(l)
+			limited = limited || l
+		}
+		h.u64(uint64(p.NodeLimit))
+		if limited {
+			h.res(&p.Usage)
+			h.u64(uint64(p.Nodes))
+		}
+		h.u64(uint64(p.ZoneMaxSkew))
+		for _, it := range p.InstanceTypes {
+			h.str(it.Name)
+			h.res(&it.Capacity)
+			for j := range it.Offerings {
+				o := &it.Offerings[j]
+				h.str(o.Zone)
+				h.str(o.CapacityType)
+				h.f64(o.Price)
+				h.flag(o.Available)
+				h.str(o.ReservationID)
+				h.u64(uint64(o.ReservationCapacity))
+				h.u64(uint64(o.Window.Start.UnixNano()))
+				h.u64(uint64(o.Window.End.UnixNano()))
+			}
+		}
+	}
+	for _, d := range s.Solver.DaemonSets {
+		h.str(d.Namespace)
+		h.str(d.Name)
+		if d.Pod != nil {
+			h.pod(d.Pod)
+		}
+	}
+	names := make([]string, 0, len(s.NodePools))
+	for name := range s.NodePools {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		np := s.NodePools[name]
+		h.str(name)
+		if np == nil {
+			continue
+		}
+		h.str(string(np.Spec.Disruption.ConsolidationPolicy))
+		h.labels(np.Annotations)
+	}
+	h.str(strings.Join(s.WholeGroups, ","))
+	o := opts
+	o.Cursor, o.Memory = "", nil
+	h.str(o.fingerprint())
+	return h.h.Sum64()
+}

@@ -1,0 +1,135 @@
+package disruption
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/solver"
+)
+
+// settled returns a fleet of about 100 nodes that consolidation has settled, and the last
+// pass's decision (nothing to do, with its memory).
+func settled(t *testing.T) (*fleet, *Decision) {
+	t.Helper()
+	fx := fragmented(t, 100)
+	fx.dropEmpty(t)
+	opts := Options{}
+	for range 200 {
+		d, err := Decide(fx.snapshot(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Cursor, opts.Memory = d.Cursor, d.Memory
+		if len(d.Commands) == 0 && d.Outcome != OutcomeTruncated {
+			// One more pass, so that its memory holds the verdicts of a pass that acted on nothing.
+			if d, err = Decide(fx.snapshot(), opts); err != nil {
+				t.Fatal(err)
+			}
+			return fx, d
+		}
+		fx.apply(d)
+		fx.now = fx.now.Add(10 * time.Minute)
+	}
+	t.Fatal("the fleet did not settle in 200 passes")
+	return nil, nil
+}
+
+// decideBoth runs a pass with the memory and one without.
+func decideBoth(t *testing.T, fx *fleet, last *Decision) (warm, cold *Decision) {
+	t.Helper()
+	warm, err := Decide(fx.snapshot(), Options{Cursor: last.Cursor, Memory: last.Memory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cold, err = Decide(fx.snapshot(), Options{Cursor: last.Cursor, RejectionTTL: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return warm, cold
+}
+
+func commandSummary(d *Decision) string {
+	var out []string
+	for _, c := range d.Commands {
+		out = append(out, fmt.Sprintf("%s %v → %d", c.Method, c.Candidates, len(c.Replacements)))
+	}
+	return fmt.Sprint(out)
+}
+
+// On a settled fleet that has not changed, a pass with the last pass's memory simulates nothing
+// and leaves every node alone for the same reasons as a pass that simulates them all.
+func TestRememberedVerdictsOfAQuietFleet(t *testing.T) {
+	fx, last := settled(t)
+	warm, cold := decideBoth(t, fx, last)
+	if warm.Simulations != 0 || cold.Simulations == 0 {
+		t.Errorf("simulations: %d with the memory (want 0), %d without (want some)", warm.Simulations, cold.Simulations)
+	}
+	if len(warm.Commands)+len(cold.Commands) != 0 {
+		t.Fatalf("a settled fleet's pass acted: %s / %s", commandSummary(warm), commandSummary(cold))
+	}
+	if got, want := skipSummary(warm), skipSummary(cold); got != want {
+		t.Errorf("skips with the memory %s, without %s", got, want)
+	}
+	byNode := map[string]Skip{}
+	for _, s := range cold.Skips {
+		byNode[s.Node] = s
+	}
+	for _, s := range warm.Skips {
+		if c := byNode[s.Node]; c != s {
+			t.Errorf("node %s: remembered %s %q, simulated %s %q", s.Node, s.Reason, s.Message, c.Reason, c.Message)
+		}
+	}
+}
+
+// What the memory must not hide: a node with room for the pods others could not place, new
+// prices, and time. After each, the pass with the memory decides what the pass without does.
+func TestRememberedVerdictsGiveWay(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(fx *fleet)
+		// resimulated: the pass with the memory simulates as much as the pass without.
+		resimulated bool
+	}{
+		{name: "a large node with room joins", change: func(fx *fleet) {
+			it := fx.sp.InstanceTypes[slices.IndexFunc(fx.sp.InstanceTypes, func(it *catalog.InstanceType) bool { return it.Name == "m5.24xlarge" })]
+			fx.add("big", claimOf(fx, it), nil, fx.now.Add(-time.Hour))
+			fx.meta[len(fx.meta)-1].DoNotDisrupt = true // it stays, and takes others' pods
+		}},
+		{name: "every price halves", resimulated: true, change: func(fx *fleet) {
+			types := make([]*catalog.InstanceType, len(fx.sp.InstanceTypes))
+			for i, it := range fx.sp.InstanceTypes {
+				cp := *it
+				cp.Offerings = slices.Clone(it.Offerings)
+				for j := range cp.Offerings {
+					cp.Offerings[j].Price /= 2
+				}
+				types[i] = &cp
+			}
+			fx.sp.InstanceTypes = types
+		}},
+		{name: "the verdicts grow old", resimulated: true, change: func(fx *fleet) { fx.now = fx.now.Add(DefaultRejectionTTL) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx, last := settled(t)
+			tc.change(fx)
+			warm, cold := decideBoth(t, fx, last)
+			if got, want := commandSummary(warm), commandSummary(cold); got != want {
+				t.Errorf("commands with the memory %s, without %s", got, want)
+			}
+			if tc.resimulated && warm.Simulations != cold.Simulations {
+				t.Errorf("%d simulations with the memory, %d without; want all of them again", warm.Simulations, cold.Simulations)
+			}
+			t.Logf("%d simulations with the memory, %d without; commands %s", warm.Simulations, cold.Simulations, commandSummary(cold))
+		})
+	}
+}
+
+// claimOf is a claim of the fleet's pool launching it on demand.
+func claimOf(fx *fleet, it *catalog.InstanceType) *solver.Claim {
+	o := it.Offerings[slices.IndexFunc(it.Offerings, func(o catalog.Offering) bool { return o.CapacityType == apisv1.CapacityTypeOnDemand })]
+	return &solver.Claim{NodePool: fx.sp.Name, InstanceType: it, Offering: o, Price: o.Price}
+}
