@@ -61,13 +61,15 @@ func Decide(s *Snapshot, opts Options) (*Decision, error) {
 
 func newDecider(s *Snapshot, opts Options) (*decider, error) {
 	opts = opts.withDefaults()
-	w, err := newWorld(s.Solver, s.Prepared, opts)
+	r := newRecall(s, opts)
+	w, err := newWorld(s.Solver, r.prepared(s), opts)
 	if err != nil {
 		return nil, err
 	}
+	r.handOn(w.prep)
 	d := &decider{snap: s, opts: opts, world: w, budgets: newBudgets(s), pdbs: newPDBState(s.PDBs),
 		byName: map[string]*candidate{}, dec: &Decision{Cursor: opts.Cursor}, skipped: map[string]bool{}, taken: map[string]bool{},
-		receiving: map[string]bool{}, recall: newRecall(s, opts)}
+		receiving: map[string]bool{}, recall: r}
 	pods := map[string]*solver.Node{}
 	for i := range s.Solver.Nodes {
 		pods[s.Solver.Nodes[i].Name] = &s.Solver.Nodes[i]

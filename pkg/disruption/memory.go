@@ -1,12 +1,14 @@
 package disruption
 
 import (
+	"fmt"
 	"encoding/binary"
 	"hash/maphash"
 	"math"
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -54,6 +56,11 @@ type Memory struct {
 	// together holds, by the nodes it tried in order (and the kind of command), when a
 	// multi-node search last found no set of them worth removing.
 	together map[string]time.Time
+	// prepared is the pass's prepared snapshot, and pools the fingerprint of what it compiled
+	// besides the nodes: a next pass with the same pools, instance types, DaemonSets and
+	// namespaces prepares only its nodes (Snapshot.Prepared), as the simulator's does.
+	prepared *solver.Prepared
+	pools    uint64
 }
 
 // nodeMark is what a pass saw of a node.
@@ -86,8 +93,10 @@ var remembered = map[SkipReason]bool{
 
 // recall is the pass's view of the memory it was given and the one it builds.
 type recall struct {
-	prev *Memory
-	next *Memory
+	// prev is the memory the pass was given when its verdicts may hold (nil otherwise); last
+	// is that memory whatever it holds.
+	prev, last *Memory
+	next       *Memory
 	// opened holds the free room of the nodes that may take pods they could not before.
 	opened []scheduling.Resources
 	ttl    time.Duration
@@ -109,12 +118,14 @@ func newRecall(s *Snapshot, opts Options) *recall {
 	next := &Memory{seed: seed, nodes: make(map[string]nodeMark, len(s.Solver.Nodes)), rejected: map[string]rejection{},
 		together: map[string]time.Time{}}
 	next.context = contextHash(seed, s, opts)
+	next.pools = poolsHash(seed, s, next.context)
 	for i := range s.Solver.Nodes {
 		n := &s.Solver.Nodes[i]
 		next.nodes[n.Name] = markNode(seed, n)
 	}
 	r.next = next
 	prev := opts.Memory
+	r.last = prev
 	if prev == nil || prev.context != next.context || len(s.Solver.Pods) > 0 {
 		return r
 	}
@@ -229,6 +240,23 @@ func (r *recall) fruitless(kind evalKind, cs []*candidate) bool {
 func (r *recall) foundNothing(kind evalKind, cs []*candidate) {
 	if r.next != nil && !r.committed {
 		r.next.together[togetherKey(kind, cs)] = r.now
+	}
+}
+
+// prepared returns the previous pass's prepared snapshot when the pass may start from it: the
+// snapshot brings none of its own, and the pools, instance types, DaemonSets and namespaces
+// are the same.
+func (r *recall) prepared(s *Snapshot) *solver.Prepared {
+	if s.Prepared != nil || r.next == nil || r.last == nil || r.last.pools != r.next.pools {
+		return s.Prepared
+	}
+	return r.last.prepared
+}
+
+// handOn records the pass's prepared snapshot in the memory it hands on.
+func (r *recall) handOn(p *solver.Prepared) {
+	if r.next != nil {
+		r.next.prepared = p
 	}
 }
 
@@ -409,5 +437,39 @@ func contextHash(seed maphash.Seed, s *Snapshot, opts Options) uint64 {
 	o := opts
 	o.Cursor, o.Memory = "", nil
 	h.str(o.fingerprint())
+	return h.h.Sum64()
+}
+
+// poolsHash fingerprints what a prepared snapshot compiled besides the nodes, beyond the
+// verdicts' context: every pool's usage (limited or not), each instance type's requirements
+// (by identity) and allocatable, the namespaces' labels and the gangs.
+func poolsHash(seed maphash.Seed, s *Snapshot, context uint64) uint64 {
+	var h hasher
+	h.h.SetSeed(seed)
+	h.u64(context)
+	for i := range s.Solver.NodePools {
+		p := &s.Solver.NodePools[i]
+		h.res(&p.Usage)
+		h.u64(uint64(p.Nodes))
+		for _, it := range p.InstanceTypes {
+			// The catalog's types are not changed in place: the same type is the same
+			// pointer (a provider that copies its types each time only costs a Prepare).
+			h.u64(uint64(uintptr(unsafe.Pointer(it))))
+			a := it.Allocatable()
+			h.res(&a)
+		}
+	}
+	names := make([]string, 0, len(s.Solver.NamespaceLabels))
+	for ns := range s.Solver.NamespaceLabels {
+		names = append(names, ns)
+	}
+	slices.Sort(names)
+	for _, ns := range names {
+		h.str(ns)
+		h.labels(s.Solver.NamespaceLabels[ns])
+	}
+	for _, g := range s.Solver.Gangs {
+		h.str(fmt.Sprintf("%+v", g))
+	}
 	return h.h.Sum64()
 }

@@ -74,6 +74,9 @@ func TestRememberedVerdictsOfAQuietFleet(t *testing.T) {
 	if got, want := skipSummary(warm), skipSummary(cold); got != want {
 		t.Errorf("skips with the memory %s, without %s", got, want)
 	}
+	if !warm.Prepared.SharesPools(last.Memory.prepared) || cold.Prepared.SharesPools(last.Memory.prepared) {
+		t.Error("the pass with the memory compiled its pools again, or the pass without reused them")
+	}
 	byNode := map[string]Skip{}
 	for _, s := range cold.Skips {
 		byNode[s.Node] = s
@@ -119,6 +122,9 @@ func TestRememberedVerdictsGiveWay(t *testing.T) {
 			warm, cold := decideBoth(t, fx, last)
 			if got, want := commandSummary(warm), commandSummary(cold); got != want {
 				t.Errorf("commands with the memory %s, without %s", got, want)
+			}
+			if tc.resimulated && tc.name == "every price halves" && warm.Prepared.SharesPools(last.Memory.prepared) {
+				t.Error("the pools were reused with other prices")
 			}
 			if tc.resimulated && warm.Simulations != cold.Simulations {
 				t.Errorf("%d simulations with the memory, %d without; want all of them again", warm.Simulations, cold.Simulations)

@@ -78,6 +78,15 @@ func (p *Prepared) WithNodes(snap *Snapshot) (*Prepared, error) {
 	}), nil
 }
 
+// SharesPools reports whether p and q use the same compiled pools: one was prepared from the
+// other by WithNodes (or both from a third).
+func (p *Prepared) SharesPools(q *Prepared) bool {
+	if p == nil || q == nil || len(p.base.pools) == 0 || len(p.base.pools) != len(q.base.pools) {
+		return false
+	}
+	return p.base.pools[0] == q.base.pools[0]
+}
+
 // prepareNodes compiles the nodes of a solve whose pools and DaemonSets are compiled.
 func prepareNodes(b *solve) *Prepared {
 	b.compileTargets()
