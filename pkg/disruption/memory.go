@@ -1,8 +1,8 @@
 package disruption
 
 import (
-	"fmt"
 	"encoding/binary"
+	"fmt"
 	"hash/maphash"
 	"math"
 	"slices"
