@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -299,12 +300,7 @@ func (h *hasher) res(r *scheduling.Resources) {
 }
 
 func (h *hasher) labels(m map[string]string) {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		h.str(k)
 		h.str(m[k])
 	}
@@ -419,12 +415,7 @@ func contextHash(seed maphash.Seed, s *Snapshot, opts Options) uint64 {
 			h.pod(d.Pod)
 		}
 	}
-	names := make([]string, 0, len(s.NodePools))
-	for name := range s.NodePools {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(s.NodePools)) {
 		np := s.NodePools[name]
 		h.str(name)
 		if np == nil {
@@ -459,12 +450,7 @@ func poolsHash(seed maphash.Seed, s *Snapshot, context uint64) uint64 {
 			h.res(&a)
 		}
 	}
-	names := make([]string, 0, len(s.Solver.NamespaceLabels))
-	for ns := range s.Solver.NamespaceLabels {
-		names = append(names, ns)
-	}
-	slices.Sort(names)
-	for _, ns := range names {
+	for _, ns := range slices.Sorted(maps.Keys(s.Solver.NamespaceLabels)) {
 		h.str(ns)
 		h.labels(s.Solver.NamespaceLabels[ns])
 	}
