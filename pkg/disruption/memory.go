@@ -76,6 +76,10 @@ type rejection struct {
 	reason  SkipReason
 	message string
 	at      time.Time
+	// price and capacityType are the node's as the pass saw them (the disruption view's, which
+	// the verdict weighed; the node's fingerprint has the solver's).
+	price        float64
+	capacityType string
 	// homeless are the requests of the node's pods that the simulation could not put on an
 	// initialized node that was already there: they went to new claims, to nodes not yet
 	// initialized, or nowhere.
@@ -162,7 +166,7 @@ func (r *recall) lookup(c *candidate) (rejection, bool) {
 	if !ok || r.now.Sub(v.at) >= r.ttl || r.now.Before(v.at) {
 		return rejection{}, false
 	}
-	if r.prev.nodes[c.Name] != r.next.nodes[c.Name] {
+	if r.prev.nodes[c.Name] != r.next.nodes[c.Name] || v.price != c.Price || v.capacityType != c.CapacityType {
 		return rejection{}, false
 	}
 	for i := range v.homeless {
@@ -187,7 +191,7 @@ func (r *recall) remember(c *candidate, s *Skip, o *outcome, w *world) {
 			housed[pl.Pod] = true
 		}
 	}
-	v := rejection{reason: s.Reason, message: s.Message, at: r.now}
+	v := rejection{reason: s.Reason, message: s.Message, at: r.now, price: c.Price, capacityType: c.CapacityType}
 	for _, p := range c.place {
 		if housed[p] {
 			continue
