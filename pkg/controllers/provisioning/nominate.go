@@ -184,23 +184,19 @@ func (n *nominator) podChanged(old, cur *corev1.Pod) {
 // NominationTTL. The nomination keeps the time it was first made, so that a pod that cannot
 // fit its planned node stops holding room there after NominationTTL as before.
 func (n *nominator) renominate(ctx context.Context, key types.NamespacedName) {
+	// kube-scheduler also takes a nomination off when the pod no longer fits its node (others
+	// bound there): then the pod is left to the next plan, not held where it cannot go. The
+	// room is checked for the pod and every other pod tenon nominated there.
 	n.mu.Lock()
 	m, ok := n.made[key]
-	n.mu.Unlock()
-	if !ok || n.cluster.Outlived(m.at, NominationTTL) {
-		return
-	}
-	// kube-scheduler also takes a nomination off when the pod no longer fits its node (others
-	// bound there): then the pod is left to the next plan, not held where it cannot go.
-	n.mu.Lock()
 	there := []types.NamespacedName{key}
 	for k, o := range n.made {
-		if k != key && o.node == m.node {
+		if ok && k != key && o.node == m.node {
 			there = append(there, k)
 		}
 	}
 	n.mu.Unlock()
-	if !n.cluster.HasRoom(m.node, there) {
+	if !ok || n.cluster.Outlived(m.at, NominationTTL) || !n.cluster.HasRoom(m.node, there) {
 		return
 	}
 	pod := &corev1.Pod{}
