@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -210,13 +211,19 @@ func (r *recall) remember(c *candidate, s *Skip, o *outcome, w *world) {
 // changed and no node anywhere gained room (a stricter test than a single node's, since the
 // search's simulations housed different pods each time).
 
-// togetherKey names a multi-node search by its kind and candidates in order.
+// togetherKey names a multi-node search by its kind and candidates in order, with the price and
+// capacity type each had in the disruption view (the search weighed them; the nodes'
+// fingerprints have the solver's).
 func togetherKey(kind evalKind, cs []*candidate) string {
 	var b strings.Builder
 	b.WriteByte(byte('0' + kind))
 	for _, c := range cs {
 		b.WriteByte(0)
 		b.WriteString(c.Name)
+		b.WriteByte(0)
+		b.WriteString(strconv.FormatFloat(c.Price, 'g', -1, 64))
+		b.WriteByte(0)
+		b.WriteString(c.CapacityType)
 	}
 	return b.String()
 }

@@ -61,8 +61,9 @@ type Options struct {
 	NoRepack    bool
 	// Cursor is where single-node consolidation resumes (the previous pass's Decision.Cursor).
 	Cursor string
-	// Memory is the previous pass's Decision.Memory: the single-node consolidation verdicts
-	// that still hold are taken from it instead of simulated again (memory.go).
+	// Memory is the previous pass's Decision.Memory: the consolidation verdicts that still
+	// hold are taken from it instead of simulated again, and its prepared pools are reused
+	// while they are the same (memory.go).
 	Memory *Memory
 	// RejectionTTL is how long a remembered verdict is trusted at most (0: DefaultRejectionTTL;
 	// negative: nothing is remembered).
