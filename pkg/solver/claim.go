@@ -119,10 +119,7 @@ func (s *solve) cheapestFitting(p *pool, types scheduling.Bitset, mask uint64, n
 	}
 	// Candidates in price order: the types whose allocatable holds need in every indexed
 	// resource (the index skips the rest), checked exactly.
-	var want slotVec
-	for j, r := range indexedSlots {
-		want[j] = need[r]
-	}
+	want := indexedWant(&need)
 	for ti := p.fits.first(0, &want); ti >= 0; ti = p.fits.first(ti+1, &want) {
 		t := p.types[ti]
 		if t.offers[0].price >= bestPrice {
@@ -136,6 +133,15 @@ func (s *solve) cheapestFitting(p *pool, types scheduling.Bitset, mask uint64, n
 		}
 	}
 	return best, bestPrice
+}
+
+// indexedWant is need in the resources the pools' type indexes hold.
+func indexedWant(need *scheduling.Resources) slotVec {
+	var want slotVec
+	for j, r := range indexedSlots {
+		want[j] = need[r]
+	}
+	return want
 }
 
 func maxAlloc(p *pool, types scheduling.Bitset) scheduling.Resources {

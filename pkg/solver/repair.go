@@ -26,6 +26,9 @@ import (
 // repairWorkFactor bounds the repair's work: pod-class × claim checks, per pending pod.
 const repairWorkFactor = 32
 
+// pairWorkFactor bounds the pair repair's work (repairpairs.go) the same way.
+const pairWorkFactor = 8
+
 // repairClaim is a new claim as the repair sees it: what it launches now, and how full that is.
 type repairClaim struct {
 	cl    *newClaim
@@ -40,6 +43,7 @@ func (s *solve) repair() {
 		return
 	}
 	work := int64(repairWorkFactor) * int64(max(len(s.pending), 64))
+	pairWork := int64(pairWorkFactor) * int64(max(len(s.pending), 256))
 	var rcs []repairClaim
 	for _, p := range s.pools {
 		if p.reason != nil || len(p.minValues) > 0 || s.openClaims[p.index] < 2 {
@@ -70,6 +74,9 @@ func (s *solve) repair() {
 				return
 			}
 			work -= s.repairClaim(rcs, xi)
+		}
+		if !s.opts.noPairRepair {
+			pairWork = s.repairPairs(rcs, pairWork)
 		}
 	}
 }
@@ -321,18 +328,26 @@ func (s *solve) movable(c *class) bool {
 	return true
 }
 
-// accepts reports whether claim y, launching type yti, may take pods of member m from claim x
-// as it is: yti is a type the pods allow, keeps its zones, capacity types and custom requirements, and lies in
+// accepts reports whether claim y, launching type yti (−1: whatever it launches), may take pods
+// of member m from claim x as it is: yti is a type the pods allow, keeps its zones, capacity types and custom requirements, and lies in
 // the domain x does in every dimension the class's groups count.
 func (s *solve) accepts(y *newClaim, yti int, x *newClaim, m *member) bool {
+	return s.acceptsIn(y, yti, x, m, false)
+}
+
+// acceptsIn is accepts, leaving hostname-level groups out when besideHost is set.
+func (s *solve) acceptsIn(y *newClaim, yti int, x *newClaim, m *member, besideHost bool) bool {
 	a := m.alt
-	if !a.types.Has(yti) || a.zones&y.zones != y.zones || a.cts&y.cts != y.cts {
+	if yti >= 0 && !a.types.Has(yti) || a.zones&y.zones != y.zones || a.cts&y.cts != y.cts {
 		return false
 	}
 	if a.residual.Len() > 0 && !slices.ContainsFunc(y.members, func(o member) bool { return o.alt == a }) {
 		return false
 	}
 	same := func(g *group) bool {
+		if besideHost && g.dim == dimHostname {
+			return true
+		}
 		d := x.domain(s, g.dim)
 		return d >= 0 && d == y.domain(s, g.dim)
 	}
@@ -368,15 +383,23 @@ func (s *solve) accepts(y *newClaim, yti int, x *newClaim, m *member) bool {
 // and capacity types, with no more of a resource the pool limits than within (nil: any), and
 // its price; −1 if none.
 func (s *solve) launchType(cl *newClaim, need *scheduling.Resources, within *scheduling.Resources) (int, float64) {
+	return s.launchTypeIn(cl, cl.types, need, within)
+}
+
+// launchTypeIn is launchType over the given types of the claim's pool instead of its own.
+func (s *solve) launchTypeIn(cl *newClaim, types scheduling.Bitset, need *scheduling.Resources, within *scheduling.Resources) (int, float64) {
 	p := cl.pool
 	mask := offerBits(cl.zones, cl.cts)
 	best, bestPrice := -1, inf
-	for ti := cl.types.Next(0); ti >= 0; ti = cl.types.Next(ti + 1) {
+	// Candidates in price order (pool types come in price order of their cheapest offer): the
+	// types whose allocatable holds need in every indexed resource, checked exactly.
+	want := indexedWant(need)
+	for ti := p.fits.first(0, &want); ti >= 0; ti = p.fits.first(ti+1, &want) {
 		t := p.types[ti]
 		if t.offers[0].price >= bestPrice {
-			break // pool types come in price order of their cheapest offer
+			break
 		}
-		if !need.Fits(&t.alloc) || within != nil && !limitedFits(p, &t.capacity, within) {
+		if !types.Has(ti) || !need.Fits(&t.alloc) || within != nil && !limitedFits(p, &t.capacity, within) {
 			continue
 		}
 		if o := t.cheapest(mask, s.reservations); o != nil && o.price < bestPrice {

@@ -48,6 +48,8 @@ type Options struct {
 	// repairLimit, when > 0, stops the repair after that many accepted moves (tests check the
 	// plan after every move).
 	repairLimit int
+	// noPairRepair turns the pair repair off (tests and benchmarks measure what it adds).
+	noPairRepair bool
 	// ReservationsTaken counts, by reservation ID, slots already promised to claims the
 	// snapshot does not show yet (a disruption pass's committed replacements): the solve counts
 	// them off the reservations' remaining capacity.
@@ -132,6 +134,14 @@ type solve struct {
 	altMemo     []altMemo // the latest alternatives compileAlt compiled (class.go)
 	// repairMoves and repairSplit are the repair's scratch (repair.go).
 	repairMoves, repairSplit []repairMove
+	// pairPieces and pairTypes are the pair repair's scratch (repairpairs.go).
+	pairPieces                   []pairPiece
+	pairTypes                    scheduling.Bitset
+	pairNeed, pairTake, pairKind []int
+	// hostSigs[c.index] is 2 + class c's hostname signature (1: none, 0: not yet known);
+	// hostSigReps holds a class of each signature (repairpairs.go).
+	hostSigs    []int
+	hostSigReps []*class
 
 	out           []*Claim
 	placements    []Placement
