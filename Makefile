@@ -41,5 +41,6 @@ bench: controlplane
 	$(GO) test ./pkg/solver/bound -run '^$$' -bench . -benchmem -timeout 30m
 	$(GO) test ./pkg/disruption -run '^$$' -bench 'Consolidate/nodes=(100|1000|1000/norepack)$$' -benchtime 1x -benchmem -timeout 60m
 	$(GO) test ./pkg/disruption -run '^$$' -bench 'QuietPass' -benchtime 1x -benchmem -timeout 30m
+	$(GO) test ./pkg/dra -run '^$$' -bench SolveDRA -benchmem -benchtime 3x -timeout 30m
 	$(GO) test ./pkg/sim -run '^$$' -bench 'SimulatePhilly/jobs=all' -benchtime 1x -timeout 30m
 	TENON_CONTROLPLANE_BIN=$$(hack/build-controlplane.sh --print) $(GO) test ./test/e2e -run '^$$' -bench 'Provisioning|DisruptionScaleDown' -benchtime 1x -timeout 90m

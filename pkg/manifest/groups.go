@@ -21,7 +21,7 @@ import (
 // groups (a Service mesh's, a provider's) are kept in Set.Other.
 var readGroups = map[string]bool{
 	"": true, "apps": true, "batch": true, "policy": true, "scheduling.k8s.io": true,
-	"storage.k8s.io": true, "node.k8s.io": true,
+	"storage.k8s.io": true, "node.k8s.io": true, "resource.k8s.io": true,
 	karpv1.Group: true, karpv1.AWSGroup: true, simv1alpha1.Group: true, tenonv1alpha1.Group: true,
 }
 

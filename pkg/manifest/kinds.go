@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
@@ -82,6 +83,13 @@ var kinds = map[schema.GroupVersionKind]kind{
 		func(o runtime.Object) field.ErrorList {
 			return checkPodGroup(betaPodGroup(o.(*schedulingv1alpha3.PodGroup)))
 		}},
+	// Dynamic resource allocation: what pods' resourceClaims name (pkg/dra resolves them).
+	resourcev1.SchemeGroupVersion.WithKind("DeviceClass"): {false, apivalidation.NameIsDNSSubdomain,
+		func() runtime.Object { return &resourcev1.DeviceClass{} }, noCheck},
+	resourcev1.SchemeGroupVersion.WithKind("ResourceClaim"): {true, apivalidation.NameIsDNSSubdomain,
+		func() runtime.Object { return &resourcev1.ResourceClaim{} }, noCheck},
+	resourcev1.SchemeGroupVersion.WithKind("ResourceClaimTemplate"): {true, apivalidation.NameIsDNSSubdomain,
+		func() runtime.Object { return &resourcev1.ResourceClaimTemplate{} }, noCheck},
 	nodev1.SchemeGroupVersion.WithKind("RuntimeClass"): {false, apivalidation.NameIsDNSSubdomain,
 		func() runtime.Object { return &nodev1.RuntimeClass{} },
 		func(o runtime.Object) field.ErrorList { return checkRuntimeClass(o.(*nodev1.RuntimeClass)) }},

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
@@ -56,6 +57,10 @@ type Set struct {
 	StorageClasses         []*storagev1.StorageClass
 	PersistentVolumeClaims []*corev1.PersistentVolumeClaim
 	PersistentVolumes      []*corev1.PersistentVolume
+	// The dynamic resource allocation objects pods' resourceClaims name (resource.k8s.io/v1).
+	DeviceClasses          []*resourcev1.DeviceClass
+	ResourceClaims         []*resourcev1.ResourceClaim
+	ResourceClaimTemplates []*resourcev1.ResourceClaimTemplate
 	// DaemonSets are not expanded by Pods: their pods depend on the nodes. DaemonSetPod gives
 	// the pod one of them would run on a node.
 	DaemonSets []*appsv1.DaemonSet
@@ -107,6 +112,12 @@ func (s *Set) add(src Source, obj runtime.Object) {
 		s.PersistentVolumeClaims = append(s.PersistentVolumeClaims, o)
 	case *corev1.PersistentVolume:
 		s.PersistentVolumes = append(s.PersistentVolumes, o)
+	case *resourcev1.DeviceClass:
+		s.DeviceClasses = append(s.DeviceClasses, o)
+	case *resourcev1.ResourceClaim:
+		s.ResourceClaims = append(s.ResourceClaims, o)
+	case *resourcev1.ResourceClaimTemplate:
+		s.ResourceClaimTemplates = append(s.ResourceClaimTemplates, o)
 	case *appsv1.DaemonSet:
 		s.DaemonSets = append(s.DaemonSets, o)
 	case *corev1.Pod:

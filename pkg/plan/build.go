@@ -17,6 +17,7 @@ import (
 
 	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/commitment"
+	"github.com/tenon-sh/tenon/pkg/dra"
 	"github.com/tenon-sh/tenon/pkg/manifest"
 	"github.com/tenon-sh/tenon/pkg/overlay"
 	"github.com/tenon-sh/tenon/pkg/scheduling"
@@ -71,11 +72,14 @@ var (
 		{Group: "node.k8s.io", Kind: "RuntimeClass"}, {Group: "storage.k8s.io", Kind: "StorageClass"},
 		{Kind: "PersistentVolumeClaim"}, {Kind: "PersistentVolume"}, v1alpha1.NodeOverlayGroupKind,
 		{Group: "scheduling.k8s.io", Kind: "PodGroup"}, tenonv1alpha1.CommitmentGroupKind,
+		{Group: "resource.k8s.io", Kind: "DeviceClass"}, {Group: "resource.k8s.io", Kind: "ResourceClaim"},
+		{Group: "resource.k8s.io", Kind: "ResourceClaimTemplate"},
 	}
 	existingKinds = []schema.GroupKind{
 		{Kind: "Node"}, {Kind: "Pod"}, {Kind: "Namespace"}, {Group: "scheduling.k8s.io", Kind: "PriorityClass"},
 		{Group: "node.k8s.io", Kind: "RuntimeClass"}, {Group: "storage.k8s.io", Kind: "StorageClass"},
 		{Kind: "PersistentVolumeClaim"}, {Kind: "PersistentVolume"},
+		{Group: "resource.k8s.io", Kind: "DeviceClass"}, {Group: "resource.k8s.io", Kind: "ResourceClaim"},
 	}
 )
 
@@ -212,6 +216,7 @@ func Build(work, existing *manifest.Set, opts Options) (*Input, error) {
 		}
 		snap.Pods = append(snap.Pods, pending)
 	}
+	snap.Devices = devices(work, existing, snap)
 	slices.SortStableFunc(snap.Nodes, func(a, b solver.Node) int {
 		switch {
 		case a.Name < b.Name:
@@ -222,6 +227,22 @@ func Build(work, existing *manifest.Set, opts Options) (*Input, error) {
 		return 0
 	})
 	return in, errors.Join(errs...)
+}
+
+// devices resolves the pending pods' dynamic resource claims against the NodePools' instance
+// types: the DeviceClasses and ResourceClaims of both sets of manifests (the existing ones hold
+// claims already allocated), the templates of the workload's.
+func devices(work, existing *manifest.Set, snap *solver.Snapshot) map[*corev1.Pod]*solver.DeviceNeed {
+	objs := dra.Objects{DeviceClasses: work.DeviceClasses, ResourceClaims: work.ResourceClaims, Templates: work.ResourceClaimTemplates}
+	if existing != nil {
+		objs.DeviceClasses = append(slices.Clip(objs.DeviceClasses), existing.DeviceClasses...)
+		objs.ResourceClaims = append(slices.Clip(objs.ResourceClaims), existing.ResourceClaims...)
+	}
+	var its []*catalog.InstanceType
+	for _, p := range snap.NodePools {
+		its = append(its, p.InstanceTypes...)
+	}
+	return dra.NewResolver(objs).Resolve(snap.Pods, its)
 }
 
 // commitments reads the manifests' Commitments into in.Commitments and the existing nodes

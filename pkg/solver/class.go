@@ -109,7 +109,7 @@ func (s *solve) compileClasses() error {
 	var sc keyScratch
 	keys := s.selectorKeys()
 	for _, pod := range s.pending {
-		buf = classKey(buf[:0], pod, keys, &sc)
+		buf = deviceKey(classKey(buf[:0], pod, keys, &sc), pod, s.snap.Devices)
 		if c, ok := byKey[string(buf)]; ok {
 			c.pods = append(c.pods, pod)
 			continue
@@ -171,7 +171,7 @@ func (c *class) rigid() int {
 
 func (s *solve) newClass(pod *corev1.Pod) *class {
 	c := &class{pods: []*corev1.Pod{pod}, ns: pod.Namespace, labels: pod.Labels, tolerations: pod.Spec.Tolerations, relaxedFrom: -1, honourMatched: true, countPlanned: true}
-	if r := Unsupported(pod); r != nil {
+	if r := deviceReason(pod, s.snap.Devices); r != nil {
 		c.invalid = &unsupportedError{*r}
 		return c
 	}
@@ -179,6 +179,15 @@ func (s *solve) newClass(pod *corev1.Pod) *class {
 	if c.requests, err = scheduling.PodRequests(pod); err != nil {
 		c.invalid = err
 		return c
+	}
+	need := s.snap.Devices[pod]
+	if need != nil && need.Count > 0 {
+		slot, ok := scheduling.ResourceIndex(need.Resource)
+		if !ok {
+			c.invalid = &unsupportedError{Reason{Kind: ReasonDevices, Detail: fmt.Sprintf("devices counted as %s, a resource no instance type has", need.Resource)}}
+			return c
+		}
+		c.requests[slot] = scheduling.SatAdd(c.requests[slot], need.Count)
 	}
 	for i, r := range c.requests {
 		if r > 0 {
@@ -188,6 +197,11 @@ func (s *solve) newClass(pod *corev1.Pod) *class {
 	if c.alts, err = scheduling.PodNodeRequirements(pod); err != nil {
 		c.invalid = err
 		return c
+	}
+	if need != nil && need.Requirements.Len() > 0 {
+		for i := range c.alts {
+			c.alts[i] = c.alts[i].Intersect(need.Requirements)
+		}
 	}
 	if c.prefs, err = scheduling.PodPreferredNodeRequirements(pod); err != nil {
 		c.invalid = err
@@ -661,4 +675,20 @@ func classKey(buf []byte, pod *corev1.Pod, keys map[string]bool, sc *keyScratch)
 	}
 	buf = binary.AppendUvarint(buf, uint64(len(spec.ResourceClaims)))
 	return buf
+}
+
+// deviceKey appends what the pod's dynamic resource claims need to its class key: pods whose
+// claims resolved alike share a class.
+func deviceKey(buf []byte, pod *corev1.Pod, devices map[*corev1.Pod]*DeviceNeed) []byte {
+	if len(pod.Spec.ResourceClaims) == 0 {
+		return buf
+	}
+	need := devices[pod]
+	switch {
+	case need == nil:
+		return append(buf, 0)
+	case need.Reason != nil:
+		return append(append(buf, 1), need.Reason.String()...)
+	}
+	return append(append(buf, 2), need.Key...)
 }

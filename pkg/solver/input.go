@@ -26,6 +26,24 @@ type Snapshot struct {
 	// Gangs are the PodGroups with a gang policy; pods name theirs in spec.schedulingGroup
 	// (gang.go).
 	Gangs []Gang
+	// Devices holds what the dynamic resource claims (DRA) of pods with claims need, as
+	// pkg/dra resolves them. A pod with claims and no entry is unschedulable (ReasonDevices):
+	// tenon does not plan a pod whose devices it has not matched.
+	Devices map[*corev1.Pod]*DeviceNeed
+}
+
+// DeviceNeed is what a pod's dynamic resource claims need of its node: Count devices, counted
+// as the extended resource Resource (a GPU claimed through DRA takes the node's nvidia.com/gpu
+// as a device-plugin request would), on a node that meets Requirements (the instance types
+// whose devices satisfy every request, or the node a claim is already allocated on). Reason,
+// when set, says why no node can serve the claims instead. Key identifies the need among the
+// pods (pods with equal keys need the same); pkg/dra fills it.
+type DeviceNeed struct {
+	Resource     corev1.ResourceName
+	Count        int64
+	Requirements scheduling.Requirements
+	Reason       *Reason
+	Key          string
 }
 
 // NodePool is a NodePool as the solver needs it.

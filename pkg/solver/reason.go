@@ -42,6 +42,9 @@ const (
 	// ReasonDaemonSets: the DaemonSets that would run on the pool's nodes fit on none of its
 	// instance types (Detail: their requests, and an example type).
 	ReasonDaemonSets ReasonKind = "DaemonSets"
+	// ReasonDevices: the pod's dynamic resource claims cannot be served (Detail says which
+	// claim or request, and why: no instance type's devices satisfy it, or it cannot be read).
+	ReasonDevices ReasonKind = "Devices"
 	// ReasonExpendable: the pod's priority is below the expendable cutoff, so no capacity is
 	// bought for it (Detail: its priority and the cutoff). Drivers set it; the solver does not.
 	ReasonExpendable ReasonKind = "Expendable"
@@ -92,6 +95,8 @@ func (r Reason) String() string {
 		return "invalid scheduling constraints: " + r.Detail
 	case ReasonUnsupported, ReasonVolume:
 		return r.Detail
+	case ReasonDevices:
+		return "dynamic resource claims: " + r.Detail
 	case ReasonMinValues:
 		return fmt.Sprintf("minValues of %s cannot be kept%s: %s", r.Key, pool, r.Detail)
 	case ReasonExpendable:
@@ -108,17 +113,22 @@ func formatReasons(rs []Reason) string {
 	return strings.Join(parts, "; ")
 }
 
-// DynamicResourceClaimsDetail is the Detail of the ReasonUnsupported reason of a pod with
-// dynamic resource claims.
-const DynamicResourceClaimsDetail = "dynamic resource claims are not supported"
+// DynamicResourceClaimsDetail is the Detail of the ReasonDevices reason of a pod with dynamic
+// resource claims the snapshot resolved no devices for.
+const DynamicResourceClaimsDetail = "the claims were not resolved against the instance types' devices"
 
-// Unsupported returns why no node tenon launches can serve the pod, or nil when that is not
-// known to be so. A pod with dynamic resource claims (spec.resourceClaims, DRA) needs a driver to
-// allocate devices that tenon does not model: planning it onto a node by its CPU and memory
-// alone would buy a node that cannot run it.
-func Unsupported(pod *corev1.Pod) *Reason {
-	if len(pod.Spec.ResourceClaims) > 0 {
-		return &Reason{Kind: ReasonUnsupported, Detail: DynamicResourceClaimsDetail}
+// deviceReason returns why the pod's dynamic resource claims keep it off every node, or nil:
+// a pod with claims needs an entry in devices (see Snapshot.Devices) without a Reason.
+func deviceReason(pod *corev1.Pod, devices map[*corev1.Pod]*DeviceNeed) *Reason {
+	if len(pod.Spec.ResourceClaims) == 0 {
+		return nil
+	}
+	need := devices[pod]
+	switch {
+	case need == nil:
+		return &Reason{Kind: ReasonDevices, Detail: DynamicResourceClaimsDetail}
+	case need.Reason != nil:
+		return need.Reason
 	}
 	return nil
 }

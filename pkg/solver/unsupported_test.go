@@ -15,11 +15,12 @@ func resourceClaim(name string) podOpt {
 	}
 }
 
-// TestPodWithResourceClaimsIsUnschedulableDRANotSupported: a pod asking for a device through
-// dynamic resource allocation is never planned onto a node by its CPU and memory alone; it is
-// unschedulable with its own reason, and a pod like it without the claim is still placed (the
-// claim is part of what makes pods alike).
-func TestPodWithResourceClaimsIsUnschedulableDRANotSupported(t *testing.T) {
+// TestPodWithUnresolvedResourceClaimsIsUnschedulable: a pod asking for a device through
+// dynamic resource allocation whose claims the snapshot did not resolve (Snapshot.Devices) is
+// never planned onto a node by its CPU and memory alone; it is unschedulable with its own
+// reason, and a pod like it without the claim is still placed (the claim is part of what makes
+// pods alike).
+func TestPodWithUnresolvedResourceClaimsIsUnschedulable(t *testing.T) {
 	its := types(t, "m5.large", "m5.xlarge")
 	claimed := pod("1", "1Gi", named("claimed"), resourceClaim("gpu"))
 	plain := pod("1", "1Gi", named("plain"))
@@ -30,11 +31,11 @@ func TestPodWithResourceClaimsIsUnschedulableDRANotSupported(t *testing.T) {
 	if len(plan.Unschedulable) != 1 || plan.Unschedulable[0].Pod != claimed {
 		t.Fatalf("want only the pod with a resource claim unschedulable, got %s", describe(plan))
 	}
-	want := Reason{Kind: ReasonUnsupported, Detail: "dynamic resource claims are not supported"}
+	want := Reason{Kind: ReasonDevices, Detail: DynamicResourceClaimsDetail}
 	if rs := plan.Unschedulable[0].Reasons; len(rs) != 1 || rs[0] != want {
 		t.Errorf("reasons %+v, want [%+v]", rs, want)
 	}
-	if got := plan.Unschedulable[0].Message(); got != "dynamic resource claims are not supported" {
+	if got := plan.Unschedulable[0].Message(); got != "dynamic resource claims: the claims were not resolved against the instance types' devices" {
 		t.Errorf("message %q", got)
 	}
 	if len(plan.Claims) != 1 || len(plan.Claims[0].Pods) != 1 || plan.Claims[0].Pods[0] != plain {
@@ -49,7 +50,7 @@ func TestVerifyRefusesAPlacedPodWithResourceClaims(t *testing.T) {
 	snap := &Snapshot{NodePools: []NodePool{nodePool("default", its, onDemand())}, Pods: []*corev1.Pod{claimed}}
 	plan := solveOK(t, snap)
 	resourceClaim("gpu")(claimed) // as if the solver had placed it with its claim
-	if err := Verify(snap, plan); err == nil || !strings.Contains(err.Error(), "dynamic resource claims are not supported") {
+	if err := Verify(snap, plan); err == nil || !strings.Contains(err.Error(), DynamicResourceClaimsDetail) {
 		t.Errorf("Verify: %v; want the placed pod with a resource claim refused", err)
 	}
 }

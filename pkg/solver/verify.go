@@ -169,13 +169,13 @@ func (v *verifier) accounting() {
 		delete(seen, p)
 	}
 	for _, pl := range v.plan.Placements {
-		if r := Unsupported(pl.Pod); r != nil {
+		if r := deviceReason(pl.Pod, v.snap.Devices); r != nil {
 			v.fail("pod %s is placed on %s, but %s", pl.Pod.Name, pl.Node, r)
 		}
 	}
 	for _, c := range v.plan.Claims {
 		for _, p := range c.Pods {
-			if r := Unsupported(p); r != nil {
+			if r := deviceReason(p, v.snap.Devices); r != nil {
 				v.fail("pod %s is placed on a new claim, but %s", p.Name, r)
 			}
 		}
@@ -187,7 +187,7 @@ func (v *verifier) accounting() {
 
 // add places a pod on a node and checks resources, ports, requirements and taints.
 func (v *verifier) add(vn *vnode, p *corev1.Pod) {
-	req, err := scheduling.PodRequests(p)
+	req, err := v.requests(p)
 	if err != nil {
 		v.fail("%v", err)
 		return
@@ -211,7 +211,7 @@ func (v *verifier) add(vn *vnode, p *corev1.Pod) {
 	if vn.existing {
 		lbls[scheduling.FieldNodeName] = vn.name
 	}
-	alts, err := scheduling.PodNodeRequirements(p)
+	alts, err := v.nodeRequirements(p)
 	if err != nil {
 		v.fail("%v", err)
 		return
@@ -247,7 +247,7 @@ func (v *verifier) claim(np *NodePool, c *Claim, placed map[*corev1.Pod]*vnode) 
 	}
 	var total scheduling.Resources
 	for _, p := range c.Pods {
-		req, _ := scheduling.PodRequests(p)
+		req, _ := v.requests(p)
 		total = total.Add(req)
 	}
 	var ports []scheduling.HostPort
@@ -535,7 +535,7 @@ func (v *verifier) spread(vn *vnode, p *corev1.Pod, tsc corev1.TopologySpreadCon
 
 // poolDomainsCached is poolDomains, remembered for pods alike in what it reads.
 func (v *verifier) poolDomainsCached(i int, p *corev1.Pod, alts []scheduling.Requirements, tsc corev1.TopologySpreadConstraint) []string {
-	req, _ := scheduling.PodRequests(p)
+	req, _ := v.requests(p)
 	key := fmt.Sprint(i, tsc.TopologyKey, tsc.NodeAffinityPolicy != nil && *tsc.NodeAffinityPolicy == corev1.NodeInclusionPolicyIgnore, req, alts)
 	if tsc.NodeTaintsPolicy != nil && *tsc.NodeTaintsPolicy == corev1.NodeInclusionPolicyHonor {
 		key += fmt.Sprint(p.Spec.Tolerations)
@@ -564,7 +564,7 @@ func (v *verifier) poolDomains(np *NodePool, p *corev1.Pod, alts []scheduling.Re
 	if tsc.NodeAffinityPolicy != nil && *tsc.NodeAffinityPolicy == corev1.NodeInclusionPolicyIgnore {
 		alts = []scheduling.Requirements{{}}
 	}
-	req, err := scheduling.PodRequests(p)
+	req, err := v.requests(p)
 	if err != nil {
 		return nil
 	}
@@ -666,4 +666,33 @@ func (v *verifier) gangs(placed map[*corev1.Pod]*vnode) {
 			v.fail("gang %s spans %d values of %s: %v", key, len(domains), g.TopologyKey, domains)
 		}
 	}
+}
+
+// requests is what the pod asks of its node: its containers' requests and the devices its
+// dynamic resource claims take (Snapshot.Devices).
+func (v *verifier) requests(p *corev1.Pod) (scheduling.Resources, error) {
+	req, err := scheduling.PodRequests(p)
+	if err != nil {
+		return req, err
+	}
+	if need := v.snap.Devices[p]; need != nil && need.Count > 0 {
+		slot, ok := scheduling.ResourceIndex(need.Resource)
+		if !ok {
+			return req, fmt.Errorf("pod %s: devices counted as unknown resource %s", p.Name, need.Resource)
+		}
+		req[slot] = scheduling.SatAdd(req[slot], need.Count)
+	}
+	return req, nil
+}
+
+// nodeRequirements are the alternatives the pod accepts for its node, narrowed by what its
+// dynamic resource claims need.
+func (v *verifier) nodeRequirements(p *corev1.Pod) ([]scheduling.Requirements, error) {
+	alts, err := scheduling.PodNodeRequirements(p)
+	if need := v.snap.Devices[p]; err == nil && need != nil && need.Requirements.Len() > 0 {
+		for i := range alts {
+			alts[i] = alts[i].Intersect(need.Requirements)
+		}
+	}
+	return alts, err
 }

@@ -74,7 +74,7 @@ func TestPodWithResourceClaimsIsUnschedulableOnTheControllerPath(t *testing.T) {
 	if len(plan.Unschedulable) != 1 || plan.Unschedulable[0].Pod.Name != "claimed" {
 		t.Fatalf("unschedulable %+v; want only the pod with a resource claim", plan.Unschedulable)
 	}
-	if got := plan.Unschedulable[0].Message(); got != "dynamic resource claims are not supported" {
+	if got := plan.Unschedulable[0].Message(); got != "dynamic resource claims: "+solver.DynamicResourceClaimsDetail {
 		t.Errorf("event message %q", got)
 	}
 	if len(plan.Claims) != 1 || plan.Claims[0].Pods[0].Name != "plain" {

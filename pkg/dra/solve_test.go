@@ -1,0 +1,189 @@
+package dra
+
+import (
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"pgregory.net/rapid"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+	"github.com/tenon-sh/tenon/pkg/solver"
+)
+
+// gpuPools are a GPU NodePool (categories g and p, on-demand) and a general one (c, m, r).
+func gpuPools(t testing.TB) []solver.NodePool {
+	its := awsTypes(t)
+	pool := func(name string, cats ...string) solver.NodePool {
+		return solver.NodePool{Name: name, InstanceTypes: its, NodeLimit: -1, Requirements: scheduling.NewRequirements(
+			scheduling.In(apisv1.LabelInstanceCategory, cats...),
+			scheduling.In(apisv1.CapacityTypeLabelKey, apisv1.CapacityTypeOnDemand),
+		)}
+	}
+	return []solver.NodePool{pool("gpu", "g", "p"), pool("general", "c", "m", "r")}
+}
+
+func poolTypes(pools []solver.NodePool) []*catalog.InstanceType {
+	var out []*catalog.InstanceType
+	for _, p := range pools {
+		out = append(out, p.InstanceTypes...)
+	}
+	return out
+}
+
+// TestPlanServesClaims: pods whose claims ask for two GPUs of at least 40 GiB get nodes whose
+// GPUs match, the devices counted so that four such pods share one eight-GPU node; a pod with
+// a claim no type can serve is unschedulable with the reason; a pod asking for a GPU through
+// the device plugin and one through a claim take the same node's GPUs.
+func TestPlanServesClaims(t *testing.T) {
+	pools := gpuPools(t)
+	big := template("big", exactly("gpu", "gpu.nvidia.com", `device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0`, 2))
+	nope := template("nope", exactly("gpu", "gpu.nvidia.com", `device.attributes["gpu.nvidia.com"].productName == "NVIDIA GB300"`, 1))
+	r := NewResolver(Objects{DeviceClasses: []*resourcev1.DeviceClass{gpuClass}, Templates: []*resourcev1.ResourceClaimTemplate{big, nope}})
+	var pods []*corev1.Pod
+	for i := range 4 {
+		pods = append(pods, claimPod(fmt.Sprintf("big-%d", i), fromTemplate("gpu", "big")))
+	}
+	unservable := claimPod("nope", fromTemplate("gpu", "nope"))
+	pods = append(pods, unservable)
+	snap := &solver.Snapshot{NodePools: pools, Pods: pods, Devices: r.Resolve(pods, poolTypes(pools))}
+	plan, err := solver.Solve(snap, solver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := solver.Verify(snap, plan); err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Unschedulable) != 1 || plan.Unschedulable[0].Pod != unservable || plan.Unschedulable[0].Reasons[0].Kind != solver.ReasonDevices {
+		t.Fatalf("unschedulable %+v, want only pod nope for its devices", plan.Unschedulable)
+	}
+	gpus := int64(0)
+	for _, c := range plan.Claims {
+		d, ok := DevicesOf(c.InstanceType)
+		mem := d.Capacity["memory"].Value
+		if !ok || mem.Cmp(resource.MustParse("40Gi")) < 0 {
+			t.Errorf("claim %s on %s: GPUs %v with %s, want GPUs of at least 40 GiB", c.Hostname, c.InstanceType.Name, ok, mem.String())
+		}
+		gpus += d.Count
+	}
+	if gpus > 8 {
+		t.Errorf("the plan buys %d GPUs for 8 claimed: %+v", gpus, plan.Claims)
+	}
+	t.Logf("plan: %d claims, $%.2f/h, %s", len(plan.Claims), plan.Price, plan.Claims[0].InstanceType.Name)
+
+	// A device-plugin GPU and a claimed GPU take the same node's GPUs.
+	plugin := claimPod("plugin")
+	plugin.Spec.ResourceClaims = nil
+	plugin.Spec.Containers[0].Resources.Requests[scheduling.ResourceNvidiaGPU] = resource.MustParse("1")
+	single := template("one", exactly("gpu", "gpu.nvidia.com", `device.attributes["gpu.nvidia.com"].productName == "NVIDIA A10G"`, 1))
+	r = NewResolver(Objects{DeviceClasses: []*resourcev1.DeviceClass{gpuClass}, Templates: []*resourcev1.ResourceClaimTemplate{single}})
+	claimed := claimPod("claimed", fromTemplate("gpu", "one"))
+	two := []*corev1.Pod{plugin, claimed}
+	snap = &solver.Snapshot{NodePools: pools[:1], Pods: two, Devices: r.Resolve(two, pools[0].InstanceTypes)}
+	snap.NodePools[0].Requirements = snap.NodePools[0].Requirements.Add(scheduling.In(apisv1.LabelInstanceFamily, "g5"))
+	if plan, err = solver.Solve(snap, solver.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := solver.Verify(snap, plan); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range plan.Claims {
+		if d, _ := DevicesOf(c.InstanceType); d.Count < int64(len(c.Pods)) {
+			t.Errorf("claim on %s (%d GPUs) holds %d GPU pods", c.InstanceType.Name, d.Count, len(c.Pods))
+		}
+	}
+}
+
+// selectors are CEL selectors the way users write them for NVIDIA GPUs.
+var selectors = []string{
+	"",
+	`device.attributes["gpu.nvidia.com"].productName == "NVIDIA H100 80GB HBM3"`,
+	`device.attributes["gpu.nvidia.com"].productName == "NVIDIA A10G"`,
+	`device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA L")`,
+	`device.attributes["gpu.nvidia.com"].architecture == "Ampere"`,
+	`device.attributes["gpu.nvidia.com"].cudaComputeCapability.isGreaterThan(semver("8.5.0"))`,
+	`device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("24Gi")) >= 0`,
+	`device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0`,
+	`device.attributes["gpu.nvidia.com"].brand == "Nvidia" && device.attributes["gpu.nvidia.com"].type == "gpu"`,
+	`device.attributes["gpu.nvidia.com"].productName == "Tesla T4"`,
+}
+
+// TestPropertyNoDeviceTakenTwice: on random pods with claims (random selectors, counts, first
+// available alternatives, several claims per pod) and device-plugin GPU pods, every plan is
+// valid, no node holds more GPUs than its type has, and every pod with claims sits on a type
+// (at every launch option) whose devices its claims' selectors accept in the count it takes.
+func TestPropertyNoDeviceTakenTwice(t *testing.T) {
+	pools := gpuPools(t)
+	its := poolTypes(pools)
+	rapid.Check(t, func(t *rapid.T) {
+		var templates []*resourcev1.ResourceClaimTemplate
+		for i := range rapid.IntRange(1, 4).Draw(t, "templates") {
+			var reqs []resourcev1.DeviceRequest
+			for j := range rapid.IntRange(1, 2).Draw(t, "requests") {
+				name := fmt.Sprintf("r%d", j)
+				if rapid.IntRange(0, 3).Draw(t, "firstAvailable") == 0 {
+					var subs []resourcev1.DeviceSubRequest
+					for k := range rapid.IntRange(1, 3).Draw(t, "subs") {
+						subs = append(subs, resourcev1.DeviceSubRequest{Name: fmt.Sprintf("s%d", k), DeviceClassName: "gpu.nvidia.com",
+							Selectors: sel(rapid.SampledFrom(selectors).Draw(t, "subSelector")), Count: int64(rapid.IntRange(1, 8).Draw(t, "subCount"))})
+					}
+					reqs = append(reqs, resourcev1.DeviceRequest{Name: name, FirstAvailable: subs})
+					continue
+				}
+				reqs = append(reqs, exactly(name, "gpu.nvidia.com", rapid.SampledFrom(selectors).Draw(t, "selector"), int64(rapid.IntRange(1, 4).Draw(t, "count"))))
+			}
+			templates = append(templates, template(fmt.Sprintf("t%d", i), reqs...))
+		}
+		var pods []*corev1.Pod
+		for i := range rapid.IntRange(1, 24).Draw(t, "pods") {
+			p := claimPod(fmt.Sprintf("p%d", i))
+			p.Spec.ResourceClaims = nil
+			for j := range rapid.IntRange(0, 2).Draw(t, "claims") {
+				p.Spec.ResourceClaims = append(p.Spec.ResourceClaims, fromTemplate(fmt.Sprintf("c%d", j), rapid.SampledFrom(templates).Draw(t, "template").Name))
+			}
+			if len(p.Spec.ResourceClaims) == 0 {
+				p.Spec.Containers[0].Resources.Requests[scheduling.ResourceNvidiaGPU] = *resource.NewQuantity(int64(rapid.IntRange(0, 4).Draw(t, "pluginGPUs")), resource.DecimalSI)
+				p.Spec.Tolerations = nil
+			}
+			pods = append(pods, p)
+		}
+		r := NewResolver(Objects{DeviceClasses: []*resourcev1.DeviceClass{gpuClass}, Templates: templates})
+		snap := &solver.Snapshot{NodePools: pools, Pods: pods, Devices: r.Resolve(pods, its)}
+		plan, err := solver.Solve(snap, solver.Options{SkipBound: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := solver.Verify(snap, plan); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range plan.Claims {
+			for _, it := range c.InstanceTypes {
+				gpus := it.Capacity[scheduling.NvidiaGPU] // device-plugin GPUs and DRA devices alike
+				if d, ok := DevicesOf(it); ok && d.Count != gpus {
+					t.Fatalf("%s publishes %d devices for %d GPUs", it.Name, d.Count, gpus)
+				}
+				taken := int64(0)
+				for _, p := range c.Pods {
+					req, _ := scheduling.PodRequests(p)
+					taken += req[scheduling.NvidiaGPU]
+					if len(p.Spec.ResourceClaims) == 0 {
+						continue
+					}
+					// The pod's claims, resolved against this type alone, take what the plan counted.
+					alone := NewResolver(Objects{DeviceClasses: []*resourcev1.DeviceClass{gpuClass}, Templates: templates}).Resolve([]*corev1.Pod{p}, []*catalog.InstanceType{it})[p]
+					if alone.Reason != nil || alone.Count != snap.Devices[p].Count {
+						t.Fatalf("pod %s on %s: its claims there give %+v, the plan counted %d", p.Name, it.Name, alone, snap.Devices[p].Count)
+					}
+					taken += alone.Count
+				}
+				if taken > gpus {
+					t.Fatalf("claim on %s takes %d GPUs of %d", it.Name, taken, gpus)
+				}
+			}
+		}
+	})
+}
