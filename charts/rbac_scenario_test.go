@@ -11,6 +11,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -77,9 +78,25 @@ func (h *rbacHarness) scenario(ctx context.Context, t *testing.T, restart func()
 	wide := pool("wide", func(np *apisv1.NodePool) {
 		np.Spec.Template.Spec.TerminationGracePeriod = &metav1.Duration{Duration: 3 * time.Second}
 	})
+	// The GPU pod asks for its GPU through a dynamic resource claim: tenon reads the claim, its
+	// template and DeviceClass and the ResourceSlices nodes publish, and the simulated provider
+	// publishes its GPU node's devices.
 	gpu := workload("gpu", 1, "2", "gpu", false)
-	gpu.Spec.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
-	if err := create(simNodeClass(), wide, pool("small"), pool("gpu", func(np *apisv1.NodePool) {
+	gpu.Spec.Template.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: new("one-gpu")}}
+	gpu.Spec.Template.Spec.Containers[0].Resources.Claims = []corev1.ResourceClaim{{Name: "gpu"}}
+	gpuClass := &resourcev1.DeviceClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "gpu.nvidia.com"},
+		Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{
+			Expression: `device.driver == "gpu.nvidia.com"`,
+		}}}},
+	}
+	oneGPU := &resourcev1.ResourceClaimTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: "one-gpu", Namespace: workNamespace},
+		Spec: resourcev1.ResourceClaimTemplateSpec{Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{
+			Requests: []resourcev1.DeviceRequest{{Name: "gpu", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "gpu.nvidia.com"}}},
+		}}},
+	}
+	if err := create(gpuClass, oneGPU, simNodeClass(), wide, pool("small"), pool("gpu", func(np *apisv1.NodePool) {
 		np.Spec.Template.Spec.Requirements[0].Values = []string{"g5", "g6"}
 	}),
 		workload("spread", 2, "3", "wide", true), workload("filler", 1, "5", "small", false), workload("app", 1, "1500m", "small", false), gpu, overlay(), commitment()); err != nil {
@@ -345,7 +362,7 @@ func (h *rbacHarness) cleanup(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
 	ns := client.InNamespace(workNamespace)
-	for _, o := range []client.Object{&appsv1.Deployment{}, &appsv1.ReplicaSet{}, &policyv1.PodDisruptionBudget{}} {
+	for _, o := range []client.Object{&appsv1.Deployment{}, &appsv1.ReplicaSet{}, &policyv1.PodDisruptionBudget{}, &resourcev1.ResourceClaimTemplate{}, &resourcev1.ResourceClaim{}} {
 		if err := h.admin.DeleteAllOf(ctx, o, ns); err != nil {
 			t.Fatal(err)
 		}
@@ -366,7 +383,7 @@ func (h *rbacHarness) cleanup(t *testing.T) {
 	if err != nil {
 		t.Fatalf("emptying namespace %s: %v", workNamespace, err)
 	}
-	lists := []client.ObjectList{&apisv1.NodeClaimList{}, &corev1.NodeList{}, &simv1alpha1.SimInstanceList{}, &apisv1.NodePoolList{}, &simv1alpha1.SimNodeClassList{}, &apisv1alpha1.NodeOverlayList{}, &tenonv1alpha1.CommitmentList{}}
+	lists := []client.ObjectList{&apisv1.NodeClaimList{}, &corev1.NodeList{}, &simv1alpha1.SimInstanceList{}, &apisv1.NodePoolList{}, &simv1alpha1.SimNodeClassList{}, &apisv1alpha1.NodeOverlayList{}, &tenonv1alpha1.CommitmentList{}, &resourcev1.ResourceSliceList{}, &resourcev1.DeviceClassList{}}
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		left := 0
 		for _, l := range lists {

@@ -37,8 +37,9 @@ const ServiceClusterIPRange = "10.0.0.0/24"
 // lifecycle controller (it removes node.kubernetes.io/not-ready once a Node is Ready and taints
 // Nodes whose heartbeats stop), taint-based eviction, the garbage collector, the namespace
 // controller, the disruption (PodDisruptionBudget) controller, pod garbage collection, service
-// accounts and their tokens, the kube-root-ca.crt publisher, EndpointSlices, and
-// ClusterRole aggregation. Cloud controllers, node IPAM, volume and certificate controllers are
+// accounts and their tokens, the kube-root-ca.crt publisher, EndpointSlices, ClusterRole
+// aggregation, and the ResourceClaim controller (it creates the claims pods' templates name,
+// for dynamic resource allocation). Cloud controllers, node IPAM, volume and certificate controllers are
 // left out: they need a cloud, a cluster CIDR or kubelets this control plane does not have.
 var DefaultControllers = []string{
 	"deployment-controller",
@@ -60,6 +61,7 @@ var DefaultControllers = []string{
 	"root-ca-certificate-publisher-controller",
 	"endpointslice-controller",
 	"clusterrole-aggregation-controller",
+	"resourceclaim-controller",
 }
 
 // Options says which components Start runs and where. The zero value runs etcd and

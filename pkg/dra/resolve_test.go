@@ -297,3 +297,34 @@ func mustQty(s string) *resource.Quantity {
 	q := resource.MustParse(s)
 	return &q
 }
+
+// TestGPUsByNode: published devices and allocated results are counted per node, other drivers
+// and administrative access left out.
+func TestGPUsByNode(t *testing.T) {
+	slice := func(node, driver string, n int) *resourcev1.ResourceSlice {
+		s := &resourcev1.ResourceSlice{Spec: resourcev1.ResourceSliceSpec{Driver: driver, NodeName: ptr.To(node)}}
+		for range n {
+			s.Spec.Devices = append(s.Spec.Devices, resourcev1.Device{})
+		}
+		return s
+	}
+	claim := func(node string, results ...resourcev1.DeviceRequestAllocationResult) *resourcev1.ResourceClaim {
+		return &resourcev1.ResourceClaim{Status: resourcev1.ResourceClaimStatus{Allocation: &resourcev1.AllocationResult{
+			Devices: resourcev1.DeviceAllocationResult{Results: results},
+			NodeSelector: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
+			}}},
+		}}}
+	}
+	gpu := resourcev1.DeviceRequestAllocationResult{Driver: DriverNVIDIA}
+	admin := resourcev1.DeviceRequestAllocationResult{Driver: DriverNVIDIA, AdminAccess: ptr.To(true)}
+	nic := resourcev1.DeviceRequestAllocationResult{Driver: "nic.example.com"}
+	got := GPUsByNode(
+		[]*resourcev1.ResourceSlice{slice("a", DriverNVIDIA, 8), slice("b", DriverNVIDIA, 4), slice("a", "nic.example.com", 2)},
+		[]*resourcev1.ResourceClaim{claim("a", gpu, gpu, nic), claim("a", admin), claim("b", gpu), {}},
+	)
+	want := map[string]NodeGPUs{"a": {Published: 8, Allocated: 2}, "b": {Published: 4, Allocated: 1}}
+	if len(got) != len(want) || got["a"] != want["a"] || got["b"] != want["b"] {
+		t.Fatalf("GPUsByNode = %+v, want %+v", got, want)
+	}
+}

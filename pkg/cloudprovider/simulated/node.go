@@ -89,7 +89,8 @@ func (p *Provider) addDevices(ctx context.Context, inst cloud.Instance) error {
 }
 
 // AddDevices adds the device resources of type it to Node name's capacity and allocatable, as
-// a device plugin registering them would. It writes them with a merge patch of the Node's
+// a device plugin registering them would, and publishes its GPUs in a ResourceSlice as a DRA
+// driver would (PublishDevices). It writes them with a merge patch of the Node's
 // status and reads nothing first: c may be a manager's cached client, whose cache can lag the
 // Node the caller has just created, and a Node missing from a lagging cache must not count as
 // done (its devices would never appear). The patch goes to the API server, so NotFound there
@@ -114,10 +115,17 @@ func AddDevices(ctx context.Context, c client.Client, name string, it *catalog.I
 		return fmt.Errorf("node %s: encoding its device resources: %w", name, err)
 	}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	return client.IgnoreNotFound(c.Status().Patch(ctx, node, client.RawPatch(types.MergePatchType, patch)))
+	if err := c.Status().Patch(ctx, node, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	// The GPUs are published for dynamic resource allocation as well (dra.go).
+	return PublishDevices(ctx, c, name, it)
 }
 
 // deleteNode deletes the instance's Node (finalizers may hold it; that is not our business).
 func (p *Provider) deleteNode(ctx context.Context, id string) error {
+	if err := UnpublishDevices(ctx, p.client, id); err != nil {
+		return err
+	}
 	return client.IgnoreNotFound(p.client.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: id}}))
 }

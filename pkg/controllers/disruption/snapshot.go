@@ -96,6 +96,11 @@ func (b *Builder) Build(ctx context.Context, o BuildOptions) (*View, error) {
 	// The provisioner reports the pods it cannot plan for; expendable pods take no room.
 	pending, _, _ := b.src.Pending(ctx, pools)
 	sv.Snapshot.Pods = pending
+	// The pending pods' claims; the pods of candidates with claims stay unresolved, so a node
+	// whose pods hold devices through claims is not consolidated (their claims pin them to it).
+	if derr := b.src.Devices(ctx, sv.Snapshot); derr != nil {
+		err = errors.Join(err, derr)
+	}
 
 	v := &View{
 		Snapshot: &disruption.Snapshot{Solver: sv.Snapshot, NodePools: map[string]*apisv1.NodePool{}, PDBs: cluster.PDBs(), Now: now, WholeGroups: cluster.WholeGroups()},

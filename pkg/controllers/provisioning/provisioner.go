@@ -334,6 +334,9 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 	}
 	snap := view.Snapshot
 	snap.Pods = pods
+	if err := p.source.Devices(ctx, snap); err != nil {
+		readErr = errors.Join(readErr, err)
+	}
 	plan, err := solver.Solve(snap, solver.Options{SkipBound: !p.opts.Bound, MinValuesPolicy: p.opts.MinValuesPolicy, PreferencePolicy: p.opts.PreferencePolicy})
 	if err != nil {
 		return res, fmt.Errorf("solving %d pods: %w", len(pods), err)

@@ -89,7 +89,10 @@ func (k *Kubelet) Pass(ctx context.Context) error {
 			if k.gone[inst.ID] {
 				continue
 			}
-			err := k.Client.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})
+			err := simulated.UnpublishDevices(ctx, k.Client, name)
+			if err == nil {
+				err = k.Client.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})
+			}
 			if client.IgnoreNotFound(err) != nil {
 				errs = append(errs, err)
 				continue

@@ -1,0 +1,76 @@
+package solverinput
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/dra"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+	"github.com/tenon-sh/tenon/pkg/solver"
+)
+
+// Devices resolves the dynamic resource claims of the snapshot's pods (snap.Devices, see
+// pkg/dra) against its NodePools' instance types, and counts the GPUs of existing nodes as the
+// cluster's DRA objects describe them: a node's GPUs are the more of its allocatable
+// nvidia.com/gpu and the devices NVIDIA's driver publishes for it in ResourceSlices, less
+// those its allocated claims hold. It reads nothing when no pod has claims. When the objects
+// cannot be read, the pods with claims stay unresolved (unschedulable) and the error says why.
+func (s *Source) Devices(ctx context.Context, snap *solver.Snapshot) error {
+	if !slices.ContainsFunc(snap.Pods, func(p *corev1.Pod) bool { return len(p.Spec.ResourceClaims) > 0 }) {
+		return nil
+	}
+	var classes resourcev1.DeviceClassList
+	var claims resourcev1.ResourceClaimList
+	var templates resourcev1.ResourceClaimTemplateList
+	var rslices resourcev1.ResourceSliceList
+	var errs []error
+	for _, list := range []func() error{
+		func() error { return s.Reader.List(ctx, &classes) },
+		func() error { return s.Reader.List(ctx, &claims) },
+		func() error { return s.Reader.List(ctx, &templates) },
+		func() error { return s.Reader.List(ctx, &rslices) },
+	} {
+		if err := list(); err != nil {
+			if meta.IsNoMatchError(err) {
+				err = errors.New("the API server does not serve resource.k8s.io/v1")
+			}
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("dynamic resource allocation objects: %w", errors.Join(errs...))
+	}
+	objs := dra.Objects{DeviceClasses: ptrs(classes.Items), ResourceClaims: ptrs(claims.Items), Templates: ptrs(templates.Items)}
+	var its []*catalog.InstanceType
+	for _, p := range snap.NodePools {
+		its = append(its, p.InstanceTypes...)
+	}
+	snap.Devices = dra.NewResolver(objs).Resolve(snap.Pods, its)
+	gpus := dra.GPUsByNode(ptrs(rslices.Items), objs.ResourceClaims)
+	for i := range snap.Nodes {
+		n := &snap.Nodes[i]
+		g, ok := gpus[n.Name]
+		if !ok {
+			continue
+		}
+		have := max(n.Allocatable[scheduling.NvidiaGPU], g.Published)
+		n.Allocatable[scheduling.NvidiaGPU] = max(have-g.Allocated, 0)
+	}
+	return nil
+}
+
+// ptrs returns pointers to a list's items.
+func ptrs[T any](items []T) []*T {
+	out := make([]*T, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	return out
+}
