@@ -48,7 +48,7 @@ func draWorkload(b *testing.B, n int, plugin bool) ([]*corev1.Pod, []*resourcev1
 		return pods, templates
 	}
 	pools := gpuPools(b)
-	needs := NewResolver(Objects{DeviceClasses: []*resourcev1.DeviceClass{gpuClass}, Templates: templates}).Resolve(pods, poolTypes(pools))
+	needs := NewResolver(Objects{DeviceClasses: []*resourcev1.DeviceClass{gpuClass}, Templates: templates}).Resolve(pods, PoolTypes(pools))
 	for _, p := range pods {
 		need := needs[p]
 		if need.Reason != nil {
@@ -67,7 +67,7 @@ func draWorkload(b *testing.B, n int, plugin bool) ([]*corev1.Pod, []*resourcev1
 // is timed too) against the same pods asking for nvidia.com/gpu directly.
 func BenchmarkSolveDRA(b *testing.B) {
 	pools := gpuPools(b)
-	its := poolTypes(pools)
+	its := PoolTypes(pools)
 	for _, mode := range []string{"claims", "plugin"} {
 		b.Run(fmt.Sprintf("pods=5000/%s", mode), func(b *testing.B) {
 			pods, templates := draWorkload(b, 5000, mode == "plugin")

@@ -240,7 +240,7 @@ func (r *Resolver) need(sources []claimSource, tds []typeDevices, node schedulin
 		}
 	}
 	if best < 0 {
-		detail := "no instance type has devices that satisfy them"
+		detail := "no instance type the NodePools may launch has devices that satisfy them"
 		if len(why) > 0 {
 			detail += " (" + strings.Join(why, "; ") + ")"
 		}
@@ -406,4 +406,22 @@ func (r *Resolver) match(expr string, dev Devices) matchResult {
 	}
 	r.matches[key] = m
 	return m
+}
+
+// PoolTypes returns the instance types the NodePools may launch (those their requirements
+// match), each once: what Resolve resolves claims against, so that a claim only types outside
+// every pool could serve is reported as such.
+func PoolTypes(pools []solver.NodePool) []*catalog.InstanceType {
+	var out []*catalog.InstanceType
+	seen := map[*catalog.InstanceType]bool{}
+	for _, p := range pools {
+		q := catalog.NewQuery(p.Requirements)
+		for _, it := range p.InstanceTypes {
+			if !seen[it] && q.TypeMatches(it) {
+				seen[it] = true
+				out = append(out, it)
+			}
+		}
+	}
+	return out
 }

@@ -194,7 +194,7 @@ func TestResolveClaims(t *testing.T) {
 			name:      "no type has the product",
 			templates: []*resourcev1.ResourceClaimTemplate{template("nope", exactly("gpu", "gpu.nvidia.com", `device.attributes["gpu.nvidia.com"].productName == "NVIDIA GB300"`, 1))},
 			claims:    []corev1.PodResourceClaim{fromTemplate("gpu", "nope")},
-			reason:    "no instance type has devices that satisfy them",
+			reason:    "no instance type the NodePools may launch has devices that satisfy them",
 		},
 		{
 			name:   "missing template",
@@ -224,7 +224,7 @@ func TestResolveClaims(t *testing.T) {
 			name:      "more devices than any node has",
 			templates: []*resourcev1.ResourceClaimTemplate{template("many", exactly("gpu", "gpu.nvidia.com", "", 16))},
 			claims:    []corev1.PodResourceClaim{fromTemplate("gpu", "many")},
-			reason:    "no instance type has devices that satisfy them",
+			reason:    "no instance type the NodePools may launch has devices that satisfy them",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -27,14 +27,6 @@ func gpuPools(t testing.TB) []solver.NodePool {
 	return []solver.NodePool{pool("gpu", "g", "p"), pool("general", "c", "m", "r")}
 }
 
-func poolTypes(pools []solver.NodePool) []*catalog.InstanceType {
-	var out []*catalog.InstanceType
-	for _, p := range pools {
-		out = append(out, p.InstanceTypes...)
-	}
-	return out
-}
-
 // TestPlanServesClaims: pods whose claims ask for two GPUs of at least 40 GiB get nodes whose
 // GPUs match, the devices counted so that four such pods share one eight-GPU node; a pod with
 // a claim no type can serve is unschedulable with the reason; a pod asking for a GPU through
@@ -50,7 +42,7 @@ func TestPlanServesClaims(t *testing.T) {
 	}
 	unservable := claimPod("nope", fromTemplate("gpu", "nope"))
 	pods = append(pods, unservable)
-	snap := &solver.Snapshot{NodePools: pools, Pods: pods, Devices: r.Resolve(pods, poolTypes(pools))}
+	snap := &solver.Snapshot{NodePools: pools, Pods: pods, Devices: r.Resolve(pods, PoolTypes(pools))}
 	plan, err := solver.Solve(snap, solver.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +110,7 @@ var selectors = []string{
 // (at every launch option) whose devices its claims' selectors accept in the count it takes.
 func TestPropertyNoDeviceTakenTwice(t *testing.T) {
 	pools := gpuPools(t)
-	its := poolTypes(pools)
+	its := PoolTypes(pools)
 	rapid.Check(t, func(t *rapid.T) {
 		var templates []*resourcev1.ResourceClaimTemplate
 		for i := range rapid.IntRange(1, 4).Draw(t, "templates") {

@@ -238,11 +238,7 @@ func devices(work, existing *manifest.Set, snap *solver.Snapshot) map[*corev1.Po
 		objs.DeviceClasses = append(slices.Clip(objs.DeviceClasses), existing.DeviceClasses...)
 		objs.ResourceClaims = append(slices.Clip(objs.ResourceClaims), existing.ResourceClaims...)
 	}
-	var its []*catalog.InstanceType
-	for _, p := range snap.NodePools {
-		its = append(its, p.InstanceTypes...)
-	}
-	return dra.NewResolver(objs).Resolve(snap.Pods, its)
+	return dra.NewResolver(objs).Resolve(snap.Pods, dra.PoolTypes(snap.NodePools))
 }
 
 // commitments reads the manifests' Commitments into in.Commitments and the existing nodes

@@ -10,7 +10,6 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 
-	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/dra"
 	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/solver"
@@ -48,11 +47,7 @@ func (s *Source) Devices(ctx context.Context, snap *solver.Snapshot) error {
 		return fmt.Errorf("dynamic resource allocation objects: %w", errors.Join(errs...))
 	}
 	objs := dra.Objects{DeviceClasses: ptrs(classes.Items), ResourceClaims: ptrs(claims.Items), Templates: ptrs(templates.Items)}
-	var its []*catalog.InstanceType
-	for _, p := range snap.NodePools {
-		its = append(its, p.InstanceTypes...)
-	}
-	snap.Devices = dra.NewResolver(objs).Resolve(snap.Pods, its)
+	snap.Devices = dra.NewResolver(objs).Resolve(snap.Pods, dra.PoolTypes(snap.NodePools))
 	gpus := dra.GPUsByNode(ptrs(rslices.Items), objs.ResourceClaims)
 	for i := range snap.Nodes {
 		n := &snap.Nodes[i]
