@@ -109,7 +109,9 @@ func TestDRAClaimGetsMatchingGPUs(t *testing.T) {
 				msgs = append(msgs, ev.Message)
 			}
 		}
-		return slices.ContainsFunc(msgs, func(m string) bool { return strings.Contains(m, "no instance type the NodePools may launch has devices that satisfy them") }), fmt.Sprint(msgs)
+		return slices.ContainsFunc(msgs, func(m string) bool {
+			return strings.Contains(m, "no instance type the NodePools may launch has devices that satisfy them")
+		}), fmt.Sprint(msgs)
 	})
 	if claims := e.nodeClaims(); len(claims) != 1 {
 		t.Errorf("%d NodeClaims, want the train pod's alone: %v", len(claims), claims)
