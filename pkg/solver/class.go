@@ -141,6 +141,69 @@ func (s *solve) compileClasses() error {
 	return nil
 }
 
+// followersLast reorders the classes with required pod affinity so that a class comes after
+// the other classes whose pods its affinity terms select (stable otherwise; classes that
+// follow each other in a cycle keep their order). A pod whose term selects itself may open a
+// domain of its own only while no pod of the group is placed anywhere: placed before another
+// class of its group that follows a third group elsewhere, it could end up alone, a plan no
+// binding order keeps valid.
+func followersLast(classes []*class) []*class {
+	// The classes with affinity the sort put last (a rigid class with affinity, sorted before
+	// others, keeps its place).
+	start := len(classes)
+	for start > 0 && len(classes[start-1].affinity) > 0 {
+		start--
+	}
+	tail := classes[start:]
+	if len(tail) < 2 {
+		return classes
+	}
+	byGroup := map[*group][]int{}
+	for i, c := range tail {
+		for _, g := range c.matches {
+			byGroup[g] = append(byGroup[g], i)
+		}
+	}
+	after := make([][]int, len(tail)) // after[i]: the classes that must come after class i
+	indeg := make([]int, len(tail))
+	for x, c := range tail {
+		seen := map[int]bool{}
+		for _, at := range c.affinity {
+			if at.weight != 0 {
+				continue
+			}
+			for _, y := range byGroup[at.g] {
+				if y != x && !seen[y] {
+					seen[y] = true
+					after[y] = append(after[y], x)
+					indeg[x]++
+				}
+			}
+		}
+	}
+	out := make([]*class, 0, len(tail))
+	done := make([]bool, len(tail))
+	for len(out) < len(tail) {
+		next := -1
+		for i := range tail {
+			if !done[i] && indeg[i] == 0 {
+				next = i
+				break
+			}
+		}
+		if next < 0 { // a cycle: the first left goes next
+			next = slices.Index(done, false)
+		}
+		done[next] = true
+		out = append(out, tail[next])
+		for _, x := range after[next] {
+			indeg[x]--
+		}
+	}
+	copy(tail, out)
+	return classes
+}
+
 // domainAlts is the class's required alternatives compiled against pool pi: what decides the
 // domains of its topology spreads.
 func (c *class) domainAlts(pi int) []*altInPool {

@@ -297,35 +297,7 @@ func (s *solve) openLike(x *newClaim, ti int) *newClaim {
 // movable reports whether pods of class c may change claims without any topology count or
 // host port changing: no host ports, and no group of the class in the hostname dimension.
 func (s *solve) movable(c *class) bool {
-	if c.invalid != nil || len(c.hostPorts) > 0 || c.nodeSpecific {
-		return false
-	}
-	for _, g := range c.matches {
-		if g.dim == dimHostname {
-			return false
-		}
-	}
-	for _, g := range c.owned {
-		if g.dim == dimHostname {
-			return false
-		}
-	}
-	for _, st := range c.spreads {
-		if st.g.dim == dimHostname {
-			return false
-		}
-	}
-	for _, at := range c.affinity {
-		if at.g.dim == dimHostname {
-			return false
-		}
-	}
-	for _, at := range c.anti {
-		if at.g.dim == dimHostname {
-			return false
-		}
-	}
-	return true
+	return s.exchangeable(c) && !hostInvolved(c)
 }
 
 // accepts reports whether claim y, launching type yti (−1: whatever it launches), may take pods

@@ -381,28 +381,10 @@ func sameHostSignature(c, d *class) bool {
 	if !slices.Equal(hostGroups(c.matches), hostGroups(d.matches)) || !slices.Equal(hostGroups(c.owned), hostGroups(d.owned)) {
 		return false
 	}
-	hostTerms := func(ts []*affinityTerm) []affinityTerm {
-		var out []affinityTerm
-		for _, t := range ts {
-			if t.g.dim == dimHostname {
-				out = append(out, *t)
-			}
-		}
-		return out
-	}
-	if !slices.Equal(hostTerms(c.affinity), hostTerms(d.affinity)) || !slices.Equal(hostTerms(c.anti), hostTerms(d.anti)) {
+	if !slices.Equal(hostTerms(c.affinity, affinityDim), hostTerms(d.affinity, affinityDim)) || !slices.Equal(hostTerms(c.anti, affinityDim), hostTerms(d.anti, affinityDim)) {
 		return false
 	}
-	spreads := func(ts []*spreadTerm) []spreadTerm {
-		var out []spreadTerm
-		for _, t := range ts {
-			if t.g.dim == dimHostname {
-				out = append(out, *t)
-			}
-		}
-		return out
-	}
-	cs, ds := spreads(c.spreads), spreads(d.spreads)
+	cs, ds := hostTerms(c.spreads, spreadDim), hostTerms(d.spreads, spreadDim)
 	if !slices.Equal(cs, ds) {
 		return false
 	}
@@ -416,3 +398,17 @@ func sameHostSignature(c, d *class) bool {
 	}
 	return true
 }
+
+// hostTerms returns copies of the terms in the hostname dimension.
+func hostTerms[T any](ts []*T, dim func(*T) int) []T {
+	var out []T
+	for _, t := range ts {
+		if dim(t) == dimHostname {
+			out = append(out, *t)
+		}
+	}
+	return out
+}
+
+func affinityDim(t *affinityTerm) int { return t.g.dim }
+func spreadDim(t *spreadTerm) int     { return t.g.dim }

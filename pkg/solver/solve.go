@@ -228,6 +228,7 @@ func (s *solve) setupPending() error {
 			s.topo.attach(c)
 		}
 	}
+	s.classes = followersLast(s.classes)
 	if s.opts.PreferencePolicy == PreferenceIgnore {
 		for _, c := range s.classes {
 			if c.invalid == nil {

@@ -303,3 +303,20 @@ func TestPreferencePolicyIgnoreDropsPreferences(t *testing.T) {
 		t.Error("an unknown policy is accepted")
 	}
 }
+
+// TestSelfAffineClassFollowsItsGroup: a pod whose hostname affinity selects itself (app=b) may
+// open a node of its own only while no other app=b pod is placed. Another app=b pod that
+// follows app=a is placed first (it takes the room beside the app=a pod); the self-affine pod,
+// which no longer fits there, is not left alone on a node of its own, a plan no binding order
+// keeps valid once the other app=b pod binds.
+func TestSelfAffineClassFollowsItsGroup(t *testing.T) {
+	its := types(t, "m5.large")
+	self := pod("250m", "256Mi", named("self"), labelled("app", "b"), podAffinity(apisv1.LabelHostname, map[string]string{"app": "b"}))
+	plain := pod("1700m", "256Mi", named("plain"), labelled("app", "a"))
+	follower := pod("200m", "256Mi", named("follower"), labelled("app", "b"), podAffinity(apisv1.LabelHostname, map[string]string{"app": "a"}))
+	snap := &Snapshot{NodePools: []NodePool{nodePool("default", its, onDemand())}, Pods: []*corev1.Pod{self, plain, follower}}
+	plan := solveOK(t, snap)
+	if err := Verify(snap, plan); err != nil {
+		t.Fatalf("%v\n%s", err, describe(plan))
+	}
+}
