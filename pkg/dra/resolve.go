@@ -37,6 +37,8 @@ type Resolver struct {
 	cel       *dracel.Cache
 	// matches memoizes selector verdicts by expression and device model.
 	matches map[[2]string]matchResult
+	// moving: the pods are resolved as if they moved to another node (ResolveMoving).
+	moving bool
 }
 
 type matchResult struct {
@@ -103,6 +105,16 @@ func (r *Resolver) Resolve(pods []*corev1.Pod, its []*catalog.InstanceType) map[
 	return out
 }
 
+// ResolveMoving is Resolve for pods that run now, as the disruption simulation moves them: a
+// claim generated from a template is resolved from its template, unallocated, since the pod's
+// replacement gets a claim of its own; a named claim stays where it is allocated (its pods are
+// pinned to that node).
+func (r *Resolver) ResolveMoving(pods []*corev1.Pod, its []*catalog.InstanceType) map[*corev1.Pod]*solver.DeviceNeed {
+	r.moving = true
+	defer func() { r.moving = false }()
+	return r.Resolve(pods, its)
+}
+
 // claimSource is one of a pod's claims as resolved: its spec (unallocated), or the requirements
 // of the node its allocation is on.
 type claimSource struct {
@@ -158,13 +170,16 @@ func (r *Resolver) source(pod *corev1.Pod, pc corev1.PodResourceClaim, chargedTo
 				claimName = *st.ResourceClaimName
 			}
 		}
-		if claimName == "" {
-			key := types.NamespacedName{Namespace: ns, Name: *pc.ResourceClaimTemplateName}
-			t, ok := r.templates[key]
-			if !ok {
-				return claimSource{}, fmt.Sprintf("ResourceClaimTemplate %s of claim %q not found", key, pc.Name)
-			}
+		key := types.NamespacedName{Namespace: ns, Name: *pc.ResourceClaimTemplateName}
+		if t, ok := r.templates[key]; ok && (claimName == "" || r.moving) {
+			// A pod that moves is replaced by one whose claim the template generates afresh.
 			return claimSource{what: "ResourceClaimTemplate " + key.String(), spec: &t.Spec.Spec}, ""
+		}
+		if claimName == "" {
+			return claimSource{}, fmt.Sprintf("ResourceClaimTemplate %s of claim %q not found", key, pc.Name)
+		}
+		if c, ok := r.claims[types.NamespacedName{Namespace: ns, Name: claimName}]; ok && r.moving {
+			return claimSource{what: "ResourceClaim " + ns + "/" + claimName, spec: &c.Spec}, ""
 		}
 	default:
 		return claimSource{}, fmt.Sprintf("claim %q names neither a ResourceClaim nor a ResourceClaimTemplate", pc.Name)

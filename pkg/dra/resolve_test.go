@@ -291,6 +291,24 @@ func TestSharedAndAllocatedClaims(t *testing.T) {
 	if n := needs[c]; n.Reason != nil || n.Count != 0 || !n.Requirements.Has(scheduling.FieldNodeName) {
 		t.Errorf("allocated: %+v, want no devices and the node pinned", n)
 	}
+
+	// A running pod whose claim was generated from a template: pinned where it runs, and free
+	// to move (a claim of its own from the template) as the disruption simulation moves it.
+	generated := allocated.DeepCopy()
+	generated.Name = "d-gpu"
+	tmpl := template("one", exactly("gpu", "gpu.nvidia.com", "", 1))
+	d := claimPod("d", fromTemplate("gpu", "one"))
+	d.Status.ResourceClaimStatuses = []corev1.PodResourceClaimStatus{{Name: "gpu", ResourceClaimName: ptr.To("d-gpu")}}
+	r = NewResolver(Objects{DeviceClasses: []*resourcev1.DeviceClass{gpuClass}, ResourceClaims: []*resourcev1.ResourceClaim{generated, allocated}, Templates: []*resourcev1.ResourceClaimTemplate{tmpl}})
+	if n := r.Resolve([]*corev1.Pod{d}, its)[d]; n.Reason != nil || n.Count != 0 || !n.Requirements.Has(scheduling.FieldNodeName) {
+		t.Errorf("running, resolved where it is: %+v, want the node pinned", n)
+	}
+	if n := r.ResolveMoving([]*corev1.Pod{d}, its)[d]; n.Reason != nil || n.Count != 1 || n.Requirements.Has(scheduling.FieldNodeName) {
+		t.Errorf("running, resolved as it moves: %+v, want one GPU anywhere", n)
+	}
+	if n := r.ResolveMoving([]*corev1.Pod{c}, its)[c]; n.Reason != nil || n.Count != 0 || !n.Requirements.Has(scheduling.FieldNodeName) {
+		t.Errorf("named allocated claim, as it moves: %+v, want the node pinned", n)
+	}
 }
 
 func mustQty(s string) *resource.Quantity {

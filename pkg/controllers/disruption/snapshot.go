@@ -96,9 +96,10 @@ func (b *Builder) Build(ctx context.Context, o BuildOptions) (*View, error) {
 	// The provisioner reports the pods it cannot plan for; expendable pods take no room.
 	pending, _, _ := b.src.Pending(ctx, pools)
 	sv.Snapshot.Pods = pending
-	// The pending pods' claims; the pods of candidates with claims stay unresolved, so a node
-	// whose pods hold devices through claims is not consolidated (their claims pin them to it).
-	if derr := b.src.Devices(ctx, sv.Snapshot); derr != nil {
+	// The claims of the pending pods, and of the running ones as the simulation moves them: a
+	// claim generated from a template moves with its pod's replacement, a named claim pins its
+	// pods to the node it is allocated on.
+	if derr := b.src.Devices(ctx, sv.Snapshot, true); derr != nil {
 		err = errors.Join(err, derr)
 	}
 

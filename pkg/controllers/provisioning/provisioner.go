@@ -334,7 +334,7 @@ func (p *Provisioner) Schedule(ctx context.Context) (*Result, error) {
 	}
 	snap := view.Snapshot
 	snap.Pods = pods
-	if err := p.source.Devices(ctx, snap); err != nil {
+	if err := p.source.Devices(ctx, snap, false); err != nil {
 		readErr = errors.Join(readErr, err)
 	}
 	plan, err := solver.Solve(snap, solver.Options{SkipBound: !p.opts.Bound, MinValuesPolicy: p.opts.MinValuesPolicy, PreferencePolicy: p.opts.PreferencePolicy})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,10 +20,23 @@ import (
 // pkg/dra) against its NodePools' instance types, and counts the GPUs of existing nodes as the
 // cluster's DRA objects describe them: a node's GPUs are the more of its allocatable
 // nvidia.com/gpu and the devices NVIDIA's driver publishes for it in ResourceSlices, less
-// those its allocated claims hold. It reads nothing when no pod has claims. When the objects
-// cannot be read, the pods with claims stay unresolved (unschedulable) and the error says why.
-func (s *Source) Devices(ctx context.Context, snap *solver.Snapshot) error {
-	if !slices.ContainsFunc(snap.Pods, func(p *corev1.Pod) bool { return len(p.Spec.ResourceClaims) > 0 }) {
+// those its allocated claims hold. With bound set, the pods bound to the snapshot's nodes are
+// resolved too, as the disruption simulation moves them (dra.Resolver.ResolveMoving). It reads
+// nothing when no such pod has claims. When the objects cannot be read, the pods with claims
+// stay unresolved (unschedulable, and not moved) and the error says why.
+func (s *Source) Devices(ctx context.Context, snap *solver.Snapshot, bound bool) error {
+	hasClaims := func(p *corev1.Pod) bool { return len(p.Spec.ResourceClaims) > 0 }
+	var running []*corev1.Pod
+	if bound {
+		for i := range snap.Nodes {
+			for _, p := range snap.Nodes[i].Pods {
+				if hasClaims(p) {
+					running = append(running, p)
+				}
+			}
+		}
+	}
+	if len(running) == 0 && !slices.ContainsFunc(snap.Pods, hasClaims) {
 		return nil
 	}
 	var classes resourcev1.DeviceClassList
@@ -47,7 +61,11 @@ func (s *Source) Devices(ctx context.Context, snap *solver.Snapshot) error {
 		return fmt.Errorf("dynamic resource allocation objects: %w", errors.Join(errs...))
 	}
 	objs := dra.Objects{DeviceClasses: ptrs(classes.Items), ResourceClaims: ptrs(claims.Items), Templates: ptrs(templates.Items)}
-	snap.Devices = dra.NewResolver(objs).Resolve(snap.Pods, dra.PoolTypes(snap.NodePools))
+	r, its := dra.NewResolver(objs), dra.PoolTypes(snap.NodePools)
+	snap.Devices = r.Resolve(snap.Pods, its)
+	if len(running) > 0 {
+		maps.Copy(snap.Devices, r.ResolveMoving(running, its))
+	}
 	gpus := dra.GPUsByNode(ptrs(rslices.Items), objs.ResourceClaims)
 	for i := range snap.Nodes {
 		n := &snap.Nodes[i]

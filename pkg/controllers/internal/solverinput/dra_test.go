@@ -148,7 +148,7 @@ func TestControllerResolvesClaims(t *testing.T) {
 		}
 		view.Snapshot.Pods = pods
 		view.Snapshot.Nodes = append(view.Snapshot.Nodes, solver.Node{Name: "gpu-node"})
-		if err := src.Devices(context.Background(), view.Snapshot); err != nil {
+		if err := src.Devices(context.Background(), view.Snapshot, false); err != nil {
 			t.Fatal(err)
 		}
 		if got := view.Snapshot.Nodes[len(view.Snapshot.Nodes)-1].Allocatable[scheduling.NvidiaGPU]; got != 3 {
