@@ -3,6 +3,9 @@ package dra
 import (
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+	"github.com/tenon-sh/tenon/pkg/solver"
 )
 
 // NodeGPUs is what the cluster's DRA objects say of one node's GPUs: how many devices
@@ -58,4 +61,19 @@ func allocatedNode(sel *corev1.NodeSelector) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// CountNodeGPUs sets each node's allocatable GPUs to what the DRA objects say of it (gpus, from
+// GPUsByNode): the more of its allocatable nvidia.com/gpu and the devices published for it, less
+// those its allocated claims hold (never below zero). Nodes the objects do not name keep theirs.
+func CountNodeGPUs(nodes []solver.Node, gpus map[string]NodeGPUs) {
+	for i := range nodes {
+		n := &nodes[i]
+		g, ok := gpus[n.Name]
+		if !ok {
+			continue
+		}
+		have := max(n.Allocatable[scheduling.NvidiaGPU], g.Published)
+		n.Allocatable[scheduling.NvidiaGPU] = max(have-g.Allocated, 0)
+	}
 }

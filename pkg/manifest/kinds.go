@@ -90,6 +90,8 @@ var kinds = map[schema.GroupVersionKind]kind{
 		func() runtime.Object { return &resourcev1.ResourceClaim{} }, noCheck},
 	resourcev1.SchemeGroupVersion.WithKind("ResourceClaimTemplate"): {true, apivalidation.NameIsDNSSubdomain,
 		func() runtime.Object { return &resourcev1.ResourceClaimTemplate{} }, noCheck},
+	resourcev1.SchemeGroupVersion.WithKind("ResourceSlice"): {false, apivalidation.NameIsDNSSubdomain,
+		func() runtime.Object { return &resourcev1.ResourceSlice{} }, noCheck},
 	nodev1.SchemeGroupVersion.WithKind("RuntimeClass"): {false, apivalidation.NameIsDNSSubdomain,
 		func() runtime.Object { return &nodev1.RuntimeClass{} },
 		func(o runtime.Object) field.ErrorList { return checkRuntimeClass(o.(*nodev1.RuntimeClass)) }},

@@ -61,6 +61,7 @@ type Set struct {
 	DeviceClasses          []*resourcev1.DeviceClass
 	ResourceClaims         []*resourcev1.ResourceClaim
 	ResourceClaimTemplates []*resourcev1.ResourceClaimTemplate
+	ResourceSlices         []*resourcev1.ResourceSlice
 	// DaemonSets are not expanded by Pods: their pods depend on the nodes. DaemonSetPod gives
 	// the pod one of them would run on a node.
 	DaemonSets []*appsv1.DaemonSet
@@ -118,6 +119,8 @@ func (s *Set) add(src Source, obj runtime.Object) {
 		s.ResourceClaims = append(s.ResourceClaims, o)
 	case *resourcev1.ResourceClaimTemplate:
 		s.ResourceClaimTemplates = append(s.ResourceClaimTemplates, o)
+	case *resourcev1.ResourceSlice:
+		s.ResourceSlices = append(s.ResourceSlices, o)
 	case *appsv1.DaemonSet:
 		s.DaemonSets = append(s.DaemonSets, o)
 	case *corev1.Pod:

@@ -80,6 +80,7 @@ var (
 		{Group: "node.k8s.io", Kind: "RuntimeClass"}, {Group: "storage.k8s.io", Kind: "StorageClass"},
 		{Kind: "PersistentVolumeClaim"}, {Kind: "PersistentVolume"},
 		{Group: "resource.k8s.io", Kind: "DeviceClass"}, {Group: "resource.k8s.io", Kind: "ResourceClaim"},
+		{Group: "resource.k8s.io", Kind: "ResourceSlice"},
 	}
 )
 
@@ -231,12 +232,15 @@ func Build(work, existing *manifest.Set, opts Options) (*Input, error) {
 
 // devices resolves the pending pods' dynamic resource claims against the NodePools' instance
 // types: the DeviceClasses and ResourceClaims of both sets of manifests (the existing ones hold
-// claims already allocated), the templates of the workload's.
+// claims already allocated), the templates of the workload's. The existing nodes' GPUs are
+// counted from the ResourceSlices and allocated claims of the existing manifests, as the
+// controller counts them.
 func devices(work, existing *manifest.Set, snap *solver.Snapshot) map[*corev1.Pod]*solver.DeviceNeed {
 	objs := dra.Objects{DeviceClasses: work.DeviceClasses, ResourceClaims: work.ResourceClaims, Templates: work.ResourceClaimTemplates}
 	if existing != nil {
 		objs.DeviceClasses = append(slices.Clip(objs.DeviceClasses), existing.DeviceClasses...)
 		objs.ResourceClaims = append(slices.Clip(objs.ResourceClaims), existing.ResourceClaims...)
+		dra.CountNodeGPUs(snap.Nodes, dra.GPUsByNode(existing.ResourceSlices, objs.ResourceClaims))
 	}
 	return dra.NewResolver(objs).Resolve(snap.Pods, dra.PoolTypes(snap.NodePools))
 }

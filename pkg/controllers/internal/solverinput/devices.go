@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/tenon-sh/tenon/pkg/dra"
-	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/solver"
 )
 
@@ -66,16 +65,7 @@ func (s *Source) Devices(ctx context.Context, snap *solver.Snapshot, bound bool)
 	if len(running) > 0 {
 		maps.Copy(snap.Devices, r.ResolveMoving(running, its))
 	}
-	gpus := dra.GPUsByNode(ptrs(rslices.Items), objs.ResourceClaims)
-	for i := range snap.Nodes {
-		n := &snap.Nodes[i]
-		g, ok := gpus[n.Name]
-		if !ok {
-			continue
-		}
-		have := max(n.Allocatable[scheduling.NvidiaGPU], g.Published)
-		n.Allocatable[scheduling.NvidiaGPU] = max(have-g.Allocated, 0)
-	}
+	dra.CountNodeGPUs(snap.Nodes, dra.GPUsByNode(ptrs(rslices.Items), objs.ResourceClaims))
 	return nil
 }
 
