@@ -135,24 +135,32 @@ func (r *Resolver) resolvePod(pod *corev1.Pod, tds []typeDevices, chargedTo map[
 		}
 		sources = append(sources, src)
 	}
-	// Pods whose claims come from the same unallocated specs need the same: memoized by what
-	// they read.
+	// Pods whose claims read the same specs (by source and content) need the same: memoized.
 	var key strings.Builder
 	var node scheduling.Requirements
 	for _, src := range sources {
 		if src.allocated != nil {
 			node = node.Intersect(*src.allocated)
-			key.WriteString("@" + src.allocated.String())
+			key.WriteString("@" + src.allocated.String() + ";")
 			continue
 		}
-		key.WriteString(src.what + ";")
+		b, err := src.spec.Marshal()
+		if err != nil {
+			return fail("%s: %v", src.what, err)
+		}
+		key.WriteString(src.what + "=")
+		key.Write(b)
+		key.WriteString(";")
 	}
 	if need, ok := memo[key.String()]; ok {
 		return need
 	}
 	need := r.need(sources, tds, node)
-	need.Key = key.String()
-	memo[need.Key] = need
+	// Pods with equal needs share a class, whatever claims they come from.
+	if need.Reason == nil {
+		need.Key = fmt.Sprintf("%s×%d@%s", need.Resource, need.Count, need.Requirements)
+	}
+	memo[key.String()] = need
 	return need
 }
 
@@ -200,7 +208,13 @@ func (r *Resolver) source(pod *corev1.Pod, pc corev1.PodResourceClaim, chargedTo
 		return claimSource{}, fmt.Sprintf("ResourceClaim %s is shared with pod %s/%s, which is planned first; this pod follows it once the claim is allocated", key, first.Namespace, first.Name)
 	}
 	chargedTo[key] = pod
-	return claimSource{what: "ResourceClaim " + key.String(), spec: &c.Spec}, ""
+	what := "ResourceClaim " + key.String()
+	if pc.ResourceClaimTemplateName != nil {
+		// Generated from a template: named by it, so that the pods of one template share a
+		// need (and a class) while their claims are not yet allocated.
+		what = "ResourceClaimTemplate " + ns + "/" + *pc.ResourceClaimTemplateName
+	}
+	return claimSource{what: what, spec: &c.Spec}, ""
 }
 
 // allocationNode returns the requirements of the node an allocated claim's devices are on.

@@ -1,6 +1,7 @@
 package dra
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -344,5 +345,30 @@ func TestGPUsByNode(t *testing.T) {
 	want := map[string]NodeGPUs{"a": {Published: 8, Allocated: 2}, "b": {Published: 4, Allocated: 1}}
 	if len(got) != len(want) || got["a"] != want["a"] || got["b"] != want["b"] {
 		t.Fatalf("GPUsByNode = %+v, want %+v", got, want)
+	}
+}
+
+// TestGeneratedClaimsShareANeed: pods whose claims kube-controller-manager generated from one
+// template (each its own claim, not yet allocated) need the same, under one key, so they share
+// a class; a pod whose template asks for the same devices another way shares it too.
+func TestGeneratedClaimsShareANeed(t *testing.T) {
+	tmpl := template("one", exactly("gpu", "gpu.nvidia.com", "", 1))
+	same := template("same", exactly("gpu", "gpu.nvidia.com", `device.driver == "gpu.nvidia.com"`, 1))
+	var claims []*resourcev1.ResourceClaim
+	var pods []*corev1.Pod
+	for i := range 3 {
+		name := fmt.Sprintf("g-%d-gpu", i)
+		claims = append(claims, &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: tmpl.Spec.Spec})
+		p := claimPod(fmt.Sprintf("g-%d", i), fromTemplate("gpu", "one"))
+		p.Status.ResourceClaimStatuses = []corev1.PodResourceClaimStatus{{Name: "gpu", ResourceClaimName: ptr.To(name)}}
+		pods = append(pods, p)
+	}
+	pods = append(pods, claimPod("other", fromTemplate("gpu", "same")))
+	r := NewResolver(Objects{DeviceClasses: []*resourcev1.DeviceClass{gpuClass}, ResourceClaims: claims, Templates: []*resourcev1.ResourceClaimTemplate{tmpl, same}})
+	needs := r.Resolve(pods, awsTypes(t))
+	for _, p := range pods {
+		if n := needs[p]; n.Reason != nil || n.Count != 1 || n.Key != needs[pods[0]].Key {
+			t.Errorf("pod %s: %+v, want one GPU under the key %q", p.Name, n, needs[pods[0]].Key)
+		}
 	}
 }
