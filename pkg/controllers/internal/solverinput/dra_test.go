@@ -169,3 +169,36 @@ func TestControllerResolvesClaims(t *testing.T) {
 		}
 	}
 }
+
+// TestDeviceGPUsCountForPluginPods: a pending pod asking for nvidia.com/gpu (which DRA devices
+// may serve, through a DeviceClass's extendedResourceName) has the existing nodes' GPUs counted
+// from their ResourceSlices and allocated claims; with no pod asking for GPUs nothing is read.
+func TestDeviceGPUsCountForPluginPods(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	slice := &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: "gpu-node-gpu.nvidia.com"}, Spec: resourcev1.ResourceSliceSpec{
+		Driver: dra.DriverNVIDIA, NodeName: ptr.To("gpu-node"), Pool: resourcev1.ResourcePool{Name: "gpu-node", ResourceSliceCount: 1},
+		Devices: []resourcev1.Device{{Name: "gpu-0"}, {Name: "gpu-1"}},
+	}}
+	kube := fake.NewClientBuilder().WithScheme(scheme).WithObjects(slice).Build()
+	src := &Source{Reader: kube}
+	plugin := unschedulable("plugin", func(p *corev1.Pod) {
+		p.Spec.Containers = []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+			Limits: corev1.ResourceList{scheduling.ResourceNvidiaGPU: resource.MustParse("1")}}}}
+	})
+	cpu := unschedulable("cpu")
+	for _, tc := range []struct {
+		pods []*corev1.Pod
+		want int64
+	}{{[]*corev1.Pod{cpu}, 0}, {[]*corev1.Pod{cpu, plugin}, 2}} {
+		snap := &solver.Snapshot{Pods: tc.pods, Nodes: []solver.Node{{Name: "gpu-node"}}}
+		if err := src.Devices(context.Background(), snap, false); err != nil {
+			t.Fatal(err)
+		}
+		if got := snap.Nodes[0].Allocatable[scheduling.NvidiaGPU]; got != tc.want {
+			t.Errorf("%d pods: gpu-node has %d GPUs, want %d", len(tc.pods), got, tc.want)
+		}
+	}
+}
