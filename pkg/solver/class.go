@@ -2,6 +2,7 @@ package solver
 
 import (
 	"cmp"
+	"container/heap"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -142,11 +143,13 @@ func (s *solve) compileClasses() error {
 }
 
 // followersLast reorders the classes with required pod affinity so that a class comes after
-// the other classes whose pods its affinity terms select (stable otherwise; classes that
-// follow each other in a cycle keep their order). A pod whose term selects itself may open a
-// domain of its own only while no pod of the group is placed anywhere: placed before another
-// class of its group that follows a third group elsewhere, it could end up alone, a plan no
-// binding order keeps valid.
+// the classes whose pods its terms select and that do not carry the same term themselves
+// (stable otherwise; classes that follow each other in a cycle keep their order). A pod whose
+// term selects itself may open a domain of its own only while no pod of the group is placed
+// anywhere: placed before a class of its group that follows another group elsewhere, it could
+// end up alone, a plan no binding order keeps valid. Classes that carry the term alike need no
+// order among them (the first opens the domain, the others join it), so they get no edges: a
+// group of thousands of distinct shapes costs nothing.
 func followersLast(classes []*class) []*class {
 	// The classes with affinity the sort put last (a rigid class with affinity, sorted before
 	// others, keeps its place).
@@ -158,50 +161,81 @@ func followersLast(classes []*class) []*class {
 	if len(tail) < 2 {
 		return classes
 	}
-	byGroup := map[*group][]int{}
+	requires := func(c *class, g *group) bool {
+		return slices.ContainsFunc(c.affinity, func(at *affinityTerm) bool { return at.weight == 0 && at.g == g })
+	}
+	byGroup := map[*group][]int{} // the classes a group selects that do not carry it themselves
 	for i, c := range tail {
 		for _, g := range c.matches {
-			byGroup[g] = append(byGroup[g], i)
+			if !requires(c, g) {
+				byGroup[g] = append(byGroup[g], i)
+			}
 		}
 	}
 	after := make([][]int, len(tail)) // after[i]: the classes that must come after class i
 	indeg := make([]int, len(tail))
+	edgeTo := make([]int, len(tail)) // edgeTo[y] == x+1: the edge y → x is in
 	for x, c := range tail {
-		seen := map[int]bool{}
 		for _, at := range c.affinity {
 			if at.weight != 0 {
 				continue
 			}
 			for _, y := range byGroup[at.g] {
-				if y != x && !seen[y] {
-					seen[y] = true
+				if y != x && edgeTo[y] != x+1 {
+					edgeTo[y] = x + 1
 					after[y] = append(after[y], x)
 					indeg[x]++
 				}
 			}
 		}
 	}
+	// Kahn's order, the ready class of least position first; a cycle releases the first left.
 	out := make([]*class, 0, len(tail))
 	done := make([]bool, len(tail))
-	for len(out) < len(tail) {
-		next := -1
-		for i := range tail {
-			if !done[i] && indeg[i] == 0 {
-				next = i
-				break
-			}
+	ready := &intHeap{}
+	for i := range tail {
+		if indeg[i] == 0 {
+			heap.Push(ready, i)
 		}
-		if next < 0 { // a cycle: the first left goes next
-			next = slices.Index(done, false)
+	}
+	cursor := 0 // no class before it is left undone
+	for len(out) < len(tail) {
+		var next int
+		if ready.Len() > 0 {
+			next = heap.Pop(ready).(int)
+		} else {
+			for done[cursor] {
+				cursor++
+			}
+			next = cursor
+		}
+		if done[next] {
+			continue
 		}
 		done[next] = true
 		out = append(out, tail[next])
 		for _, x := range after[next] {
-			indeg[x]--
+			if indeg[x]--; indeg[x] == 0 && !done[x] {
+				heap.Push(ready, x)
+			}
 		}
 	}
 	copy(tail, out)
 	return classes
+}
+
+// intHeap is a min-heap of ints (container/heap).
+type intHeap []int
+
+func (h intHeap) Len() int           { return len(h) }
+func (h intHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h intHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *intHeap) Push(x any)        { *h = append(*h, x.(int)) }
+func (h *intHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // domainAlts is the class's required alternatives compiled against pool pi: what decides the
