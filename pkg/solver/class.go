@@ -278,13 +278,9 @@ func (s *solve) newClass(pod *corev1.Pod) *class {
 		return c
 	}
 	need := s.snap.Devices[pod]
-	if need != nil && need.Count > 0 {
-		slot, ok := scheduling.ResourceIndex(need.Resource)
-		if !ok {
-			c.invalid = &unsupportedError{Reason{Kind: ReasonDevices, Detail: fmt.Sprintf("devices counted as %s, a resource no instance type has", need.Resource)}}
-			return c
-		}
-		c.requests[slot] = scheduling.SatAdd(c.requests[slot], need.Count)
+	if !need.addTo(&c.requests) {
+		c.invalid = &unsupportedError{Reason{Kind: ReasonDevices, Detail: fmt.Sprintf("devices counted as %s, a resource no instance type has", need.Resource)}}
+		return c
 	}
 	for i, r := range c.requests {
 		if r > 0 {
@@ -295,11 +291,7 @@ func (s *solve) newClass(pod *corev1.Pod) *class {
 		c.invalid = err
 		return c
 	}
-	if need != nil && need.Requirements.Len() > 0 {
-		for i := range c.alts {
-			c.alts[i] = c.alts[i].Intersect(need.Requirements)
-		}
-	}
+	need.narrow(c.alts)
 	if c.prefs, err = scheduling.PodPreferredNodeRequirements(pod); err != nil {
 		c.invalid = err
 		return c

@@ -46,6 +46,29 @@ type DeviceNeed struct {
 	Key          string
 }
 
+// addTo adds the devices to a pod's requests; false when no instance type has the resource
+// they are counted as. A nil need adds nothing.
+func (n *DeviceNeed) addTo(req *scheduling.Resources) bool {
+	if n == nil || n.Count <= 0 {
+		return true
+	}
+	slot, ok := scheduling.ResourceIndex(n.Resource)
+	if ok {
+		req[slot] = scheduling.SatAdd(req[slot], n.Count)
+	}
+	return ok
+}
+
+// narrow intersects each of a pod's node alternatives with the need's requirements.
+func (n *DeviceNeed) narrow(alts []scheduling.Requirements) {
+	if n == nil || n.Requirements.Len() == 0 {
+		return
+	}
+	for i := range alts {
+		alts[i] = alts[i].Intersect(n.Requirements)
+	}
+}
+
 // NodePool is a NodePool as the solver needs it.
 type NodePool struct {
 	Name string

@@ -675,12 +675,8 @@ func (v *verifier) requests(p *corev1.Pod) (scheduling.Resources, error) {
 	if err != nil {
 		return req, err
 	}
-	if need := v.snap.Devices[p]; need != nil && need.Count > 0 {
-		slot, ok := scheduling.ResourceIndex(need.Resource)
-		if !ok {
-			return req, fmt.Errorf("pod %s: devices counted as unknown resource %s", p.Name, need.Resource)
-		}
-		req[slot] = scheduling.SatAdd(req[slot], need.Count)
+	if need := v.snap.Devices[p]; !need.addTo(&req) {
+		return req, fmt.Errorf("pod %s: devices counted as unknown resource %s", p.Name, need.Resource)
 	}
 	return req, nil
 }
@@ -689,10 +685,8 @@ func (v *verifier) requests(p *corev1.Pod) (scheduling.Resources, error) {
 // dynamic resource claims need.
 func (v *verifier) nodeRequirements(p *corev1.Pod) ([]scheduling.Requirements, error) {
 	alts, err := scheduling.PodNodeRequirements(p)
-	if need := v.snap.Devices[p]; err == nil && need != nil && need.Requirements.Len() > 0 {
-		for i := range alts {
-			alts[i] = alts[i].Intersect(need.Requirements)
-		}
+	if err == nil {
+		v.snap.Devices[p].narrow(alts)
 	}
 	return alts, err
 }
