@@ -260,7 +260,7 @@ func (r *Resolver) need(sources []claimSource, tds []typeDevices, node schedulin
 		if counts[i] < 0 {
 			continue
 		}
-		if counts[i] > 0 && counts[i] > td.dev.Count {
+		if counts[i] > td.dev.Count {
 			counts[i] = -1
 			continue
 		}
