@@ -38,6 +38,9 @@ type Shape struct {
 	GPUName         string // "a10g", "h100", ...
 	GPUManufacturer string // "nvidia", "amd", "habana"
 	GPUMemoryMiB    int64
+	// MIG, when set, is the MIG layout the GPUs are partitioned in on nodes of this type (a
+	// NodePool's copy of the type made by PartitionGPUs); nil means whole GPUs.
+	MIG *MIG
 
 	// Other accelerators: AWS Neuron devices (Inferentia, Trainium; manufacturer "aws") and
 	// others such as Qualcomm AI 100. AcceleratorMemoryMiB is per device.

@@ -1,6 +1,9 @@
 package dra
 
 import (
+	"fmt"
+	"strings"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
@@ -70,8 +73,9 @@ type Devices struct {
 }
 
 // DevicesOf returns the DRA devices a node of the instance type publishes, or false when it
-// has none tenon models: one device per NVIDIA GPU, named and described as NVIDIA's driver does
-// (no MIG partitions: a GPU is published whole). A type with a fraction of a GPU (less than one
+// has none tenon models: one device per NVIDIA GPU, named and described as NVIDIA's driver does,
+// or, on a type whose GPUs are in a MIG layout (catalog.PartitionGPUs), one device per MIG
+// instance (type "mig", its profile and memory). A type with a fraction of a GPU (less than one
 // device) has none.
 func DevicesOf(it *catalog.InstanceType) (Devices, bool) {
 	s := it.Shape
@@ -82,8 +86,7 @@ func DevicesOf(it *catalog.InstanceType) (Devices, bool) {
 	if !ok {
 		return Devices{}, false
 	}
-	mem := resource.NewQuantity(s.GPUMemoryMiB<<20, resource.BinarySI)
-	return Devices{
+	d := Devices{
 		Driver:   DriverNVIDIA,
 		Count:    int64(s.GPUCount),
 		Resource: scheduling.ResourceNvidiaGPU,
@@ -94,9 +97,51 @@ func DevicesOf(it *catalog.InstanceType) (Devices, bool) {
 			"architecture":          {StringValue: ptr.To(m.architecture)},
 			"cudaComputeCapability": {VersionValue: ptr.To(m.computeCapability)},
 		},
-		Capacity: map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{
-			"memory": {Value: *mem},
-		},
-		model: DriverNVIDIA + "/" + m.productName + "/" + mem.String(),
-	}, true
+	}
+	memMiB := s.GPUMemoryMiB
+	if mig := s.MIG; mig != nil {
+		// A MIG instance names its profile; the rest is its parent GPU's.
+		d.Count *= int64(mig.PerGPU)
+		d.Resource = mig.Resource()
+		d.Attributes["type"] = resourcev1.DeviceAttribute{StringValue: ptr.To("mig")}
+		d.Attributes["profile"] = resourcev1.DeviceAttribute{StringValue: ptr.To(mig.Profile)}
+		memMiB = mig.MemoryMiB
+	}
+	mem := resource.NewQuantity(memMiB<<20, resource.BinarySI)
+	d.Capacity = map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{"memory": {Value: *mem}}
+	d.model = DriverNVIDIA + "/" + m.productName + "/" + mem.String()
+	if s.MIG != nil {
+		d.model += "/mig-" + s.MIG.Profile
+	}
+	return d, true
+}
+
+// DeviceNames returns the names under which a node's devices are published in its
+// ResourceSlice: gpu-0, gpu-1, … for whole GPUs; gpu-<g>-mig-<profile>-<i> for the MIG
+// instances of GPU g.
+func DeviceNames(it *catalog.InstanceType, d Devices) []string {
+	out := make([]string, 0, d.Count)
+	if mig := it.Shape.MIG; mig != nil {
+		profile := strings.ReplaceAll(mig.Profile, ".", "")
+		for g := range it.Shape.GPUCount {
+			for i := range mig.PerGPU {
+				out = append(out, fmt.Sprintf("gpu-%d-mig-%s-%d", g, profile, i))
+			}
+		}
+		return out
+	}
+	for i := range d.Count {
+		out = append(out, fmt.Sprintf("gpu-%d", i))
+	}
+	return out
+}
+
+// ResourceOf returns the resource a published device is counted as: the MIG profile's for a
+// MIG instance (attribute type "mig" with a profile), nvidia.com/gpu otherwise.
+func ResourceOf(d *resourcev1.Device) corev1.ResourceName {
+	t, p := d.Attributes["type"], d.Attributes["profile"]
+	if t.StringValue != nil && *t.StringValue == "mig" && p.StringValue != nil {
+		return corev1.ResourceName(catalog.MIGResourcePrefix + *p.StringValue)
+	}
+	return scheduling.ResourceNvidiaGPU
 }

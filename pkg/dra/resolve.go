@@ -82,17 +82,22 @@ type typeDevices struct {
 // charged to the first of them; the others wait for its allocation (a Reason says so), since
 // the devices of one claim are on one node.
 func (r *Resolver) Resolve(pods []*corev1.Pod, its []*catalog.InstanceType) map[*corev1.Pod]*solver.DeviceNeed {
+	// A type appears once per kind of devices it has: a NodePool in a MIG layout has the same
+	// type with other devices than one with whole GPUs.
 	var tds []typeDevices
-	seen := map[string]bool{}
+	seen := map[[2]string]bool{}
 	for _, it := range its {
-		if seen[it.Name] {
+		d, ok := DevicesOf(it)
+		key := [2]string{it.Name, d.model}
+		if seen[key] {
 			continue
 		}
-		seen[it.Name] = true
-		d, ok := DevicesOf(it)
+		seen[key] = true
 		tds = append(tds, typeDevices{name: it.Name, dev: d, ok: ok})
 	}
-	slices.SortFunc(tds, func(a, b typeDevices) int { return cmp.Compare(a.name, b.name) })
+	slices.SortFunc(tds, func(a, b typeDevices) int {
+		return cmp.Or(cmp.Compare(a.name, b.name), cmp.Compare(a.dev.model, b.dev.model))
+	})
 	out := map[*corev1.Pod]*solver.DeviceNeed{}
 	chargedTo := map[types.NamespacedName]*corev1.Pod{}
 	memo := map[string]*solver.DeviceNeed{}
@@ -275,14 +280,16 @@ func (r *Resolver) need(sources []claimSource, tds []typeDevices, node schedulin
 		}
 		return &solver.DeviceNeed{Reason: &solver.Reason{Kind: solver.ReasonDevices, Detail: detail}}
 	}
+	// The pod takes want devices counted as the resource of its most preferred type's: the
+	// types whose devices (whole GPUs, or one MIG profile) are counted alike serve it.
 	want := counts[best]
+	if want > 0 {
+		resource = tds[best].dev.Resource
+	}
 	var names []string
 	for i, td := range tds {
-		if counts[i] == want {
+		if counts[i] == want && (want == 0 || td.dev.Resource == resource) && !slices.Contains(names, td.name) {
 			names = append(names, td.name)
-			if want > 0 {
-				resource = td.dev.Resource
-			}
 		}
 	}
 	return &solver.DeviceNeed{Resource: resource, Count: want, Requirements: node.Add(scheduling.In(apisv1.LabelInstanceType, names...))}

@@ -2,6 +2,7 @@ package dra
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -49,6 +50,14 @@ var gpuClass = &resourcev1.DeviceClass{
 	ObjectMeta: metav1.ObjectMeta{Name: "gpu.nvidia.com"},
 	Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{
 		{CEL: &resourcev1.CELDeviceSelector{Expression: `device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "gpu"`}},
+	}},
+}
+
+// migClass is the DeviceClass NVIDIA's driver installs for MIG instances.
+var migClass = &resourcev1.DeviceClass{
+	ObjectMeta: metav1.ObjectMeta{Name: "mig.nvidia.com"},
+	Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{
+		{CEL: &resourcev1.CELDeviceSelector{Expression: `device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "mig"`}},
 	}},
 }
 
@@ -115,8 +124,17 @@ func TestDevicesOfInstanceTypes(t *testing.T) {
 		{"m5.large", "", "", 0},
 		{"g6f.large", "", "", 0},   // a fraction of an L4: no whole device
 		{"inf2.xlarge", "", "", 0}, // Neuron devices are not modelled
+		{"p5.48xlarge/all-1g.10gb", "NVIDIA H100 80GB HBM3", "10Gi", 56},
+		{"p4d.24xlarge/all-1g.10gb", "NVIDIA A100-SXM4-40GB", "10Gi", 32},
+		{"p4d.24xlarge/all-3g.20gb", "NVIDIA A100-SXM4-40GB", "20Gi", 16},
+		{"p5e.48xlarge/all-7g.141gb", "NVIDIA H200", "141Gi", 8},
 	} {
-		d, ok := DevicesOf(awsType(t, tc.typ))
+		name, layout, _ := strings.Cut(tc.typ, "/")
+		it, err := catalog.PartitionGPUs(awsType(t, name), layout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, ok := DevicesOf(it)
 		if ok != (tc.count > 0) {
 			t.Errorf("%s: devices %v, want %v", tc.typ, ok, tc.count > 0)
 			continue
@@ -129,6 +147,12 @@ func TestDevicesOfInstanceTypes(t *testing.T) {
 		}
 		if mem := d.Capacity["memory"].Value; mem.Cmp(*mustQty(tc.memory)) != 0 {
 			t.Errorf("%s: memory %s, want %s", tc.typ, mem.String(), tc.memory)
+		}
+		if names := DeviceNames(it, d); int64(len(names)) != d.Count || len(names) != len(slices.Compact(slices.Sorted(slices.Values(names)))) {
+			t.Errorf("%s: device names %v, want %d distinct", tc.typ, names, d.Count)
+		}
+		if mig := it.Shape.MIG; mig != nil && (*d.Attributes["type"].StringValue != "mig" || *d.Attributes["profile"].StringValue != mig.Profile || d.Resource != mig.Resource()) {
+			t.Errorf("%s: %+v, want MIG instances of %s", tc.typ, d, mig.Profile)
 		}
 	}
 }
@@ -317,13 +341,18 @@ func mustQty(s string) *resource.Quantity {
 	return &q
 }
 
-// TestGPUsByNode: published devices and allocated results are counted per node, other drivers
-// and administrative access left out.
-func TestGPUsByNode(t *testing.T) {
-	slice := func(node, driver string, n int) *resourcev1.ResourceSlice {
-		s := &resourcev1.ResourceSlice{Spec: resourcev1.ResourceSliceSpec{Driver: driver, NodeName: ptr.To(node)}}
-		for range n {
-			s.Spec.Devices = append(s.Spec.Devices, resourcev1.Device{})
+// TestDevicesByNode: published devices and allocated results are counted per node and per
+// resource (a MIG instance as its profile's), other drivers and administrative access left out.
+func TestDevicesByNode(t *testing.T) {
+	mig := resourcev1.Device{Name: "gpu-0-mig-1g10gb-0", Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{
+		"type": {StringValue: ptr.To("mig")}, "profile": {StringValue: ptr.To("1g.10gb")},
+	}}
+	slice := func(node, driver string, n int, dev resourcev1.Device) *resourcev1.ResourceSlice {
+		s := &resourcev1.ResourceSlice{Spec: resourcev1.ResourceSliceSpec{Driver: driver, NodeName: ptr.To(node), Pool: resourcev1.ResourcePool{Name: node}}}
+		for i := range n {
+			d := dev
+			d.Name = fmt.Sprintf("%s-%d", dev.Name, i)
+			s.Spec.Devices = append(s.Spec.Devices, d)
 		}
 		return s
 	}
@@ -335,16 +364,22 @@ func TestGPUsByNode(t *testing.T) {
 			}}},
 		}}}
 	}
-	gpu := resourcev1.DeviceRequestAllocationResult{Driver: DriverNVIDIA}
-	admin := resourcev1.DeviceRequestAllocationResult{Driver: DriverNVIDIA, AdminAccess: ptr.To(true)}
+	gpu := resourcev1.DeviceRequestAllocationResult{Driver: DriverNVIDIA, Pool: "a", Device: "gpu-0"}
+	admin := resourcev1.DeviceRequestAllocationResult{Driver: DriverNVIDIA, Pool: "a", Device: "gpu-1", AdminAccess: ptr.To(true)}
 	nic := resourcev1.DeviceRequestAllocationResult{Driver: "nic.example.com"}
-	got := GPUsByNode(
-		[]*resourcev1.ResourceSlice{slice("a", DriverNVIDIA, 8), slice("b", DriverNVIDIA, 4), slice("a", "nic.example.com", 2)},
-		[]*resourcev1.ResourceClaim{claim("a", gpu, gpu, nic), claim("a", admin), claim("b", gpu), {}},
+	slice1 := resourcev1.DeviceRequestAllocationResult{Driver: DriverNVIDIA, Pool: "c", Device: mig.Name + "-3"}
+	got := DevicesByNode(
+		[]*resourcev1.ResourceSlice{slice("a", DriverNVIDIA, 8, resourcev1.Device{Name: "gpu"}), slice("b", DriverNVIDIA, 4, resourcev1.Device{Name: "gpu"}),
+			slice("a", "nic.example.com", 2, resourcev1.Device{Name: "nic"}), slice("c", DriverNVIDIA, 56, mig)},
+		[]*resourcev1.ResourceClaim{claim("a", gpu, gpu, nic), claim("a", admin), claim("b", gpu), claim("c", slice1), {}},
 	)
-	want := map[string]NodeGPUs{"a": {Published: 8, Allocated: 2}, "b": {Published: 4, Allocated: 1}}
-	if len(got) != len(want) || got["a"] != want["a"] || got["b"] != want["b"] {
-		t.Fatalf("GPUsByNode = %+v, want %+v", got, want)
+	want := map[string]NodeDevices{
+		"a": {scheduling.ResourceNvidiaGPU: {Published: 8, Allocated: 2}},
+		"b": {scheduling.ResourceNvidiaGPU: {Published: 4, Allocated: 1}},
+		"c": {"nvidia.com/mig-1g.10gb": {Published: 56, Allocated: 1}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("DevicesByNode = %+v, want %+v", got, want)
 	}
 }
 

@@ -15,7 +15,8 @@ import (
 	"github.com/tenon-sh/tenon/pkg/solver"
 )
 
-// gpuPools are a GPU NodePool (categories g and p, on-demand) and a general one (c, m, r).
+// gpuPools are a GPU NodePool (categories g and p, on-demand), a general one (c, m, r), and
+// one of the p types with their GPUs in MIG layout all-1g.10gb.
 func gpuPools(t testing.TB) []solver.NodePool {
 	its := awsTypes(t)
 	pool := func(name string, cats ...string) solver.NodePool {
@@ -24,7 +25,13 @@ func gpuPools(t testing.TB) []solver.NodePool {
 			scheduling.In(apisv1.CapacityTypeLabelKey, apisv1.CapacityTypeOnDemand),
 		)}
 	}
-	return []solver.NodePool{pool("gpu", "g", "p"), pool("general", "c", "m", "r")}
+	mig := pool("mig", "p")
+	var err error
+	if mig.InstanceTypes, err = catalog.PartitionAll(its, "all-1g.10gb"); err != nil {
+		t.Fatal(err)
+	}
+	mig.Labels = map[string]string{catalog.LabelMIGConfig: "all-1g.10gb"}
+	return []solver.NodePool{pool("gpu", "g", "p"), pool("general", "c", "m", "r"), mig}
 }
 
 // TestPlanServesClaims: pods whose claims ask for two GPUs of at least 40 GiB get nodes whose
@@ -90,6 +97,67 @@ func TestPlanServesClaims(t *testing.T) {
 	}
 }
 
+// TestPlanServesMIGProfiles: a claim for a MIG profile lands on a type of the NodePool whose
+// GPUs are in that profile's layout, the instances counted so that a node holds at most as
+// many such pods as it has instances; a device-plugin request for the profile's resource lands
+// there too; a claim for a whole H100 does not; a profile no NodePool's layout has is
+// unschedulable with the reason.
+func TestPlanServesMIGProfiles(t *testing.T) {
+	pools := gpuPools(t)
+	slice := template("slice", exactly("mig", "mig.nvidia.com", `device.attributes["gpu.nvidia.com"].profile == "1g.10gb"`, 1))
+	whole := template("whole", exactly("gpu", "gpu.nvidia.com", `device.attributes["gpu.nvidia.com"].productName == "NVIDIA H100 80GB HBM3"`, 1))
+	other := template("other", exactly("mig", "mig.nvidia.com", `device.attributes["gpu.nvidia.com"].profile == "3g.40gb"`, 1))
+	r := NewResolver(Objects{DeviceClasses: []*resourcev1.DeviceClass{gpuClass, migClass}, Templates: []*resourcev1.ResourceClaimTemplate{slice, whole, other}})
+	var pods []*corev1.Pod
+	for i := range 20 {
+		pods = append(pods, claimPod(fmt.Sprintf("slice-%d", i), fromTemplate("mig", "slice")))
+	}
+	plugin := claimPod("plugin")
+	plugin.Spec.ResourceClaims = nil
+	plugin.Spec.Containers[0].Resources.Requests["nvidia.com/mig-1g.10gb"] = resource.MustParse("2")
+	h100 := claimPod("h100", fromTemplate("gpu", "whole"))
+	unservable := claimPod("other", fromTemplate("mig", "other"))
+	pods = append(pods, plugin, h100, unservable)
+	snap := &solver.Snapshot{NodePools: pools, Pods: pods, Devices: r.Resolve(pods, PoolTypes(pools))}
+	plan, err := solver.Solve(snap, solver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := solver.Verify(snap, plan); err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Unschedulable) != 1 || plan.Unschedulable[0].Pod != unservable || plan.Unschedulable[0].Reasons[0].Kind != solver.ReasonDevices {
+		t.Fatalf("unschedulable %+v, want only pod other for its devices", plan.Unschedulable)
+	}
+	t.Logf("reason: %s", plan.Unschedulable[0].Reasons[0])
+	instances := int64(0)
+	for _, c := range plan.Claims {
+		mig := c.InstanceType.Shape.MIG
+		for _, p := range c.Pods {
+			switch {
+			case p == h100 && (mig != nil || c.InstanceType.Shape.GPUName != "h100"):
+				t.Errorf("pod h100 on %s (MIG %v), want a whole H100", c.InstanceType.Name, mig)
+			case p != h100 && (mig == nil || mig.Profile != "1g.10gb" || c.NodePool != "mig"):
+				t.Errorf("pod %s on %s of pool %s (MIG %v), want a 1g.10gb instance", p.Name, c.InstanceType.Name, c.NodePool, mig)
+			}
+		}
+		if mig != nil {
+			d, _ := DevicesOf(c.InstanceType)
+			if int64(len(c.Pods)) > d.Count {
+				t.Errorf("claim on %s holds %d pods for %d instances", c.InstanceType.Name, len(c.Pods), d.Count)
+			}
+			instances += d.Count
+		}
+	}
+	if instances > 22+7 {
+		t.Errorf("the plan buys %d MIG instances for 22", instances)
+	}
+	t.Logf("plan: %d claims, $%.2f/h, bound $%.2f (%+v), guide %+v", len(plan.Claims), plan.Price, plan.LowerBound, plan.Bound, plan.Guide)
+	for _, c := range plan.Claims {
+		t.Logf("  %s: %d pods", c.InstanceType.Name, len(c.Pods))
+	}
+}
+
 // selectors are CEL selectors the way users write them for NVIDIA GPUs.
 var selectors = []string{
 	"",
@@ -102,6 +170,8 @@ var selectors = []string{
 	`device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0`,
 	`device.attributes["gpu.nvidia.com"].brand == "Nvidia" && device.attributes["gpu.nvidia.com"].type == "gpu"`,
 	`device.attributes["gpu.nvidia.com"].productName == "Tesla T4"`,
+	`device.attributes["gpu.nvidia.com"].type == "mig"`,
+	`device.attributes["gpu.nvidia.com"].profile == "1g.10gb" && device.attributes["gpu.nvidia.com"].architecture == "Hopper"`,
 }
 
 // TestPropertyNoDeviceTakenTwice: on random pods with claims (random selectors, counts, first
@@ -126,7 +196,8 @@ func TestPropertyNoDeviceTakenTwice(t *testing.T) {
 					reqs = append(reqs, resourcev1.DeviceRequest{Name: name, FirstAvailable: subs})
 					continue
 				}
-				reqs = append(reqs, exactly(name, "gpu.nvidia.com", rapid.SampledFrom(selectors).Draw(t, "selector"), int64(rapid.IntRange(1, 4).Draw(t, "count"))))
+				class := rapid.SampledFrom([]string{"gpu.nvidia.com", "mig.nvidia.com"}).Draw(t, "class")
+				reqs = append(reqs, exactly(name, class, rapid.SampledFrom(selectors).Draw(t, "selector"), int64(rapid.IntRange(1, 4).Draw(t, "count"))))
 			}
 			templates = append(templates, template(fmt.Sprintf("t%d", i), reqs...))
 		}
@@ -143,7 +214,7 @@ func TestPropertyNoDeviceTakenTwice(t *testing.T) {
 			}
 			pods = append(pods, p)
 		}
-		r := NewResolver(Objects{DeviceClasses: []*resourcev1.DeviceClass{gpuClass}, Templates: templates})
+		r := NewResolver(Objects{DeviceClasses: []*resourcev1.DeviceClass{gpuClass, migClass}, Templates: templates})
 		snap := &solver.Snapshot{NodePools: pools, Pods: pods, Devices: r.Resolve(pods, its)}
 		plan, err := solver.Solve(snap, solver.Options{SkipBound: true})
 		if err != nil {
@@ -154,19 +225,25 @@ func TestPropertyNoDeviceTakenTwice(t *testing.T) {
 		}
 		for _, c := range plan.Claims {
 			for _, it := range c.InstanceTypes {
-				gpus := it.Capacity[scheduling.NvidiaGPU] // device-plugin GPUs and DRA devices alike
-				if d, ok := DevicesOf(it); ok && d.Count != gpus {
-					t.Fatalf("%s publishes %d devices for %d GPUs", it.Name, d.Count, gpus)
+				// Device-plugin GPUs and DRA devices alike, counted as whole GPUs or MIG instances.
+				slot := scheduling.NvidiaGPU
+				d, ok := DevicesOf(it)
+				if ok {
+					slot, _ = scheduling.ResourceIndex(d.Resource)
+				}
+				gpus := it.Capacity[slot]
+				if ok && d.Count != gpus {
+					t.Fatalf("%s publishes %d devices for %d %s", it.Name, d.Count, gpus, d.Resource)
 				}
 				taken := int64(0)
 				for _, p := range c.Pods {
 					req, _ := scheduling.PodRequests(p)
-					taken += req[scheduling.NvidiaGPU]
+					taken += req[slot]
 					if len(p.Spec.ResourceClaims) == 0 {
 						continue
 					}
 					// The pod's claims, resolved against this type alone, take what the plan counted.
-					alone := NewResolver(Objects{DeviceClasses: []*resourcev1.DeviceClass{gpuClass}, Templates: templates}).Resolve([]*corev1.Pod{p}, []*catalog.InstanceType{it})[p]
+					alone := NewResolver(Objects{DeviceClasses: []*resourcev1.DeviceClass{gpuClass, migClass}, Templates: templates}).Resolve([]*corev1.Pod{p}, []*catalog.InstanceType{it})[p]
 					if alone.Reason != nil || alone.Count != snap.Devices[p].Count {
 						t.Fatalf("pod %s on %s: its claims there give %+v, the plan counted %d", p.Name, it.Name, alone, snap.Devices[p].Count)
 					}

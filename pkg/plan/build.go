@@ -151,6 +151,12 @@ func Build(work, existing *manifest.Set, opts Options) (*Input, error) {
 			}
 			its = cat.Types
 		}
+		// The pool's nodes have their GPUs in its MIG layout, if it has one.
+		its, err := catalog.PartitionAll(its, np.Spec.Template.Labels[catalog.LabelMIGConfig])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("nodepool %s: %w", np.Name, err))
+			continue
+		}
 		pools = append(pools, overlay.Pool{NodePool: np, Types: its})
 	}
 	// The manifests' NodeOverlays apply as on a cluster with the NodeOverlay gate on.
@@ -240,7 +246,7 @@ func devices(work, existing *manifest.Set, snap *solver.Snapshot) map[*corev1.Po
 	if existing != nil {
 		objs.DeviceClasses = append(slices.Clip(objs.DeviceClasses), existing.DeviceClasses...)
 		objs.ResourceClaims = append(slices.Clip(objs.ResourceClaims), existing.ResourceClaims...)
-		dra.CountNodeGPUs(snap.Nodes, dra.GPUsByNode(existing.ResourceSlices, objs.ResourceClaims))
+		dra.CountNodeDevices(snap.Nodes, dra.DevicesByNode(existing.ResourceSlices, objs.ResourceClaims))
 	}
 	return dra.NewResolver(objs).Resolve(snap.Pods, dra.PoolTypes(snap.NodePools))
 }

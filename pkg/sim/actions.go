@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/cloud"
 	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
@@ -186,9 +187,10 @@ func (r *run) launch(l Launch, cmd int32) *Node {
 			}
 		}
 	}
-	inst, err := r.cloud.Launch(cloud.LaunchRequest{Class: pool.Class, Requirements: reqs, Requests: need, Prices: prices}, r.wall(r.now))
+	mig := pool.Labels[catalog.LabelMIGConfig]
+	inst, err := r.cloud.Launch(cloud.LaunchRequest{Class: pool.Class, Requirements: reqs, Requests: need, Prices: prices, MIGConfig: mig}, r.wall(r.now))
 	if err != nil && l.Options.Len() > 0 {
-		inst, err = r.cloud.Launch(cloud.LaunchRequest{Class: pool.Class, Requirements: l.Options, Requests: need, Prices: prices}, r.wall(r.now))
+		inst, err = r.cloud.Launch(cloud.LaunchRequest{Class: pool.Class, Requirements: l.Options, Requests: need, Prices: prices, MIGConfig: mig}, r.wall(r.now))
 	}
 	if err != nil {
 		r.stats.LaunchFailures++

@@ -272,6 +272,10 @@ func (e *Env) pool(np *apisv1.NodePool, classes map[string]*simv1alpha1.SimNodeC
 	for _, k := range slices.Sorted(maps.Keys(sp.Labels)) {
 		p.Reqs = p.Reqs.Add(scheduling.In(k, sp.Labels[k]))
 	}
+	// The pool's nodes have their GPUs in its MIG layout, if it has one.
+	if types, err = catalog.PartitionAll(types, np.Spec.Template.Labels[catalog.LabelMIGConfig]); err != nil {
+		return nil, fmt.Errorf("nodepool %s: %w", np.Name, err)
+	}
 	q := catalog.NewQuery(sp.Requirements)
 	for _, it := range types {
 		if q.TypeMatches(it) && q.Cheapest(it) >= 0 {

@@ -130,3 +130,82 @@ func TestDRAClaimGetsMatchingGPUs(t *testing.T) {
 		return len(l.Items) == 0 && len(e.nodeClaims()) == 0, fmt.Sprintf("%d slices, %d claims", len(l.Items), len(e.nodeClaims()))
 	})
 }
+
+// A NodePool whose nodes' GPUs are in MIG layout all-1g.10gb serves pods whose claims ask for
+// a 1g.10gb MIG instance: tenon buys a MIG-capable type for them, the node publishes its MIG
+// instances (one ResourceSlice device each, and nvidia.com/mig-1g.10gb in its allocatable),
+// kube-scheduler allocates each claim one instance and the pods run; a pod asking for
+// nvidia.com/mig-1g.10gb through the device plugin runs on such a node too.
+func TestDRAMIGProfileLandsOnPartitionedGPU(t *testing.T) {
+	e := start(t, operator.Options{})
+	class := &resourcev1.DeviceClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "mig.nvidia.com"},
+		Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{
+			Expression: `device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "mig"`,
+		}}}},
+	}
+	slice := claimTemplate("slice", `device.attributes["gpu.nvidia.com"].profile == "1g.10gb"`, 1)
+	slice.Spec.Spec.Devices.Requests[0].Exactly.DeviceClassName = class.Name
+	pool := nodePool("mig", "gpu", []string{"p4d", "p5"}, func(np *apisv1.NodePool) {
+		np.Spec.Template.Labels = map[string]string{catalog.LabelMIGConfig: "all-1g.10gb"}
+	})
+	const resMIG = corev1.ResourceName("nvidia.com/mig-1g.10gb")
+	e.create(nodeClass("gpu"), pool, class, slice,
+		deployment("infer", 3, "1", "1Gi", withClaim("slice")),
+		deployment("plugin", 1, "1", "1Gi", func(s *corev1.PodSpec) {
+			s.Containers[0].Resources.Requests[resMIG] = resource.MustParse("1")
+			s.Containers[0].Resources.Limits = corev1.ResourceList{resMIG: resource.MustParse("1")}
+		}))
+	pods := e.podsRunning("infer", 3, 120*time.Second)
+	e.podsRunning("plugin", 1, 60*time.Second)
+
+	for _, p := range pods {
+		var node corev1.Node
+		if err := e.kube.Get(e.ctx, clientKey(p.Spec.NodeName), &node); err != nil {
+			t.Fatal(err)
+		}
+		family := node.Labels[apisv1.LabelInstanceFamily]
+		if node.Labels[catalog.LabelMIGConfig] != "all-1g.10gb" || (family != "p4d" && family != "p5") {
+			t.Errorf("pod %s runs on %s (%s, MIG layout %q), want a MIG-partitioned p4d or p5", p.Name, node.Name, family, node.Labels[catalog.LabelMIGConfig])
+		}
+		if q, ok := node.Status.Allocatable[resMIG]; !ok || q.Value() < 7 {
+			t.Errorf("node %s allocatable %v, want its MIG instances as %s", node.Name, node.Status.Allocatable, resMIG)
+		}
+		if q := node.Status.Allocatable[corev1.ResourceName("nvidia.com/gpu")]; !q.IsZero() {
+			t.Errorf("node %s advertises %s whole GPUs besides its MIG instances", node.Name, q.String())
+		}
+	}
+
+	// Each claim holds one MIG instance of the node it runs on.
+	var claims resourcev1.ResourceClaimList
+	if err := e.kube.List(e.ctx, &claims, client.InNamespace("default")); err != nil {
+		t.Fatal(err)
+	}
+	allocated := 0
+	for _, c := range claims.Items {
+		a := c.Status.Allocation
+		if a == nil {
+			t.Errorf("claim %s is not allocated", c.Name)
+			continue
+		}
+		if len(a.Devices.Results) != 1 || !strings.Contains(a.Devices.Results[0].Device, "-mig-1g10gb-") {
+			t.Errorf("claim %s holds %+v, want one 1g.10gb MIG instance", c.Name, a.Devices.Results)
+		}
+		allocated++
+	}
+	if allocated != 3 {
+		t.Errorf("%d claims allocated, want the three infer pods'", allocated)
+	}
+	var published resourcev1.ResourceSliceList
+	if err := e.kube.List(e.ctx, &published); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range published.Items {
+		for _, d := range s.Spec.Devices {
+			if dra.ResourceOf(&d) != resMIG {
+				t.Fatalf("slice %s publishes %s as %s, want MIG instances alone", s.Name, d.Name, dra.ResourceOf(&d))
+			}
+		}
+	}
+	t.Logf("%d NodeClaims, %d ResourceSlices", len(e.nodeClaims()), len(published.Items))
+}

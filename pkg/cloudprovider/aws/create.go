@@ -37,6 +37,11 @@ func (p *Provider) GetInstanceTypes(ctx context.Context, np *apisv1.NodePool) ([
 			out = append(out, it)
 		}
 	}
+	// The pool's nodes have their GPUs in the pool's MIG layout, if it has one.
+	out, err = catalog.PartitionAll(out, np.Spec.Template.Labels[catalog.LabelMIGConfig])
+	if err != nil {
+		return nil, fmt.Errorf("nodepool %s: %w", np.Name, err)
+	}
 	return out, nil
 }
 
@@ -98,6 +103,10 @@ func (p *Provider) Create(ctx context.Context, claim *apisv1.NodeClaim) (*apisv1
 	types, amis, err := p.launchable(ctx, nc)
 	if err != nil {
 		return nil, err
+	}
+	// The node's GPUs will be in the MIG layout its labels name (the NodePool's).
+	if types, err = catalog.PartitionAll(types, claim.Labels[catalog.LabelMIGConfig]); err != nil {
+		return nil, fmt.Errorf("NodeClaim %s: %w", claim.Name, err)
 	}
 	typeOf := func(name string) *catalog.InstanceType {
 		for _, it := range types {

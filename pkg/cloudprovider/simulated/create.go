@@ -11,6 +11,7 @@ import (
 
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated/cloud"
 )
@@ -56,7 +57,7 @@ func (p *Provider) Create(ctx context.Context, claim *apisv1.NodeClaim) (*apisv1
 		return p.record(ctx, claim, inst, m, rc.tags, status)
 	}
 	inst, err := p.cloud.Launch(cloud.LaunchRequest{Class: rc.name, NodeClaim: claim.Name, Requirements: reqs, Requests: requests, Avoid: p.avoid,
-		Prices: cloudprovider.LaunchPricesFrom(ctx)}, now)
+		Prices: cloudprovider.LaunchPricesFrom(ctx), MIGConfig: claim.Labels[catalog.LabelMIGConfig]}, now)
 	if err != nil {
 		p.mu.Unlock()
 		if errors.Is(err, cloud.ErrNoCompatibleOffering) {

@@ -19,8 +19,8 @@ import (
 func ResourceSliceName(node string) string { return node + "-" + dra.DriverNVIDIA }
 
 // PublishDevices creates the ResourceSlice in which NVIDIA's DRA driver would publish the
-// GPUs of a node of type it (dra.DevicesOf: one device per GPU, gpu-0, gpu-1, …, in a pool
-// named after the node), so that kube-scheduler can allocate claims on it. A type without such
+// GPUs of a node of type it (dra.DevicesOf: one device per GPU, or per MIG instance when the
+// type's GPUs are partitioned, named as dra.DeviceNames does, in a pool named after the node), so that kube-scheduler can allocate claims on it. A type without such
 // devices publishes nothing; a slice that exists already is left as it is, and an API server
 // that does not serve resource.k8s.io/v1 is not an error (it has no claims to allocate).
 func PublishDevices(ctx context.Context, c client.Client, node string, it *catalog.InstanceType) error {
@@ -36,10 +36,8 @@ func PublishDevices(ctx context.Context, c client.Client, node string, it *catal
 			NodeName: ptr.To(node),
 		},
 	}
-	for i := range devs.Count {
-		slice.Spec.Devices = append(slice.Spec.Devices, resourcev1.Device{
-			Name: fmt.Sprintf("gpu-%d", i), Attributes: devs.Attributes, Capacity: devs.Capacity,
-		})
+	for _, name := range dra.DeviceNames(it, devs) {
+		slice.Spec.Devices = append(slice.Spec.Devices, resourcev1.Device{Name: name, Attributes: devs.Attributes, Capacity: devs.Capacity})
 	}
 	err := c.Create(ctx, slice)
 	if err == nil || apierrors.IsAlreadyExists(err) || meta.IsNoMatchError(err) {

@@ -2,6 +2,7 @@ package simulated
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
@@ -33,9 +34,16 @@ func (p *Provider) GetInstanceTypes(ctx context.Context, nodePool *apisv1.NodePo
 		return nil, err
 	}
 	if len(rc.targeted) == 0 {
-		return slices.Clone(types), nil
+		types = slices.Clone(types)
+	} else {
+		types = withoutUnnamedTargeted(types, rc, namedReservations(nodePool))
 	}
-	return withoutUnnamedTargeted(types, rc, namedReservations(nodePool)), nil
+	// The pool's nodes have their GPUs in the pool's MIG layout, if it has one.
+	types, err = catalog.PartitionAll(types, nodePool.Spec.Template.Labels[catalog.LabelMIGConfig])
+	if err != nil {
+		return nil, fmt.Errorf("nodepool %s: %w", nodePool.Name, err)
+	}
+	return types, nil
 }
 
 // namedReservations returns the reservation IDs a NodePool's requirements name with In.

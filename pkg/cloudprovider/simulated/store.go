@@ -135,6 +135,11 @@ func (p *Provider) restoreOne(ctx context.Context, obj *simv1alpha1.SimInstance)
 			return fmt.Errorf("instance type %q is not in the %s catalog", spec.InstanceType, spec.Region)
 		}
 	}
+	// The node's GPUs are in the MIG layout its labels name, as at launch.
+	it, err := catalog.PartitionGPUs(it, spec.NodeLabels[catalog.LabelMIGConfig])
+	if err != nil {
+		return fmt.Errorf("SimInstance %s: %w", obj.Name, err)
+	}
 	price, err := strconv.ParseFloat(spec.Price, 64)
 	if err != nil {
 		return fmt.Errorf("price %q: %w", spec.Price, err)

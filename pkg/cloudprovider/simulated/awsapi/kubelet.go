@@ -3,6 +3,7 @@ package awsapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/cloudprovider/simulated"
 )
 
@@ -79,7 +82,16 @@ func (k *Kubelet) Pass(ctx context.Context) error {
 				k.registered[inst.ID] = true
 			}
 			if !inst.DevicesAt.IsZero() && !inst.DevicesAt.After(now) && !k.devices[inst.ID] {
-				if err := simulated.AddDevices(ctx, k.Client, name, inst.Type); err != nil {
+				// The GPUs come up in the MIG layout the node's labels name, as NVIDIA's MIG
+				// manager applies it before the device plugin and DRA driver publish them.
+				it, err := k.migLayout(ctx, name, inst.Type)
+				if err == nil && it == nil {
+					continue // the node's labels are not yet its NodePool's
+				}
+				if err == nil {
+					err = simulated.AddDevices(ctx, k.Client, name, it)
+				}
+				if err != nil {
 					errs = append(errs, err)
 					continue
 				}
@@ -108,4 +120,22 @@ func (k *Kubelet) Pass(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// migLayout returns the type of Node name with its GPUs in the MIG layout the Node's
+// catalog.LabelMIGConfig names (tenon copies the NodePool's labels onto the Node when it
+// registers); nil until tenon has registered the Node (its labels are then the NodePool's). A
+// type without MIG-capable GPUs is returned as it is, without reading the Node.
+func (k *Kubelet) migLayout(ctx context.Context, name string, it *catalog.InstanceType) (*catalog.InstanceType, error) {
+	if len(catalog.MIGProfiles(it.Shape.GPUName, it.Shape.GPUMemoryMiB)) == 0 {
+		return it, nil
+	}
+	node := &corev1.Node{}
+	if err := k.Client.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
+		return nil, fmt.Errorf("node %s: reading its MIG layout: %w", name, err)
+	}
+	if node.Labels[apisv1.NodeRegisteredLabelKey] != "true" {
+		return nil, nil
+	}
+	return catalog.PartitionGPUs(it, node.Labels[catalog.LabelMIGConfig])
 }

@@ -34,6 +34,9 @@ type LaunchRequest struct {
 	// Prices, when set, ranks the offerings instead of their own prices (the prices
 	// NodeOverlays set): the launch goes to the first with room in that order.
 	Prices cloudprovider.LaunchPrices
+	// MIGConfig is the MIG layout of the node's GPUs (catalog.LabelMIGConfig's value): the
+	// instance's type is the catalog's partitioned that way (catalog.PartitionGPUs).
+	MIGConfig string
 }
 
 // candidate is a compatible offering: type it, offering index o.
@@ -56,6 +59,9 @@ func (c *Cloud) Launch(req LaunchRequest, now time.Time) (Instance, error) {
 	cls, ok := c.classes[req.Class]
 	if !ok {
 		return Instance{}, fmt.Errorf("launching: %w %q", ErrUnknownClass, req.Class)
+	}
+	if _, err := catalog.ParseMIGConfig(req.MIGConfig); err != nil {
+		return Instance{}, fmt.Errorf("launching in class %s: %w", req.Class, err)
 	}
 	cands := cls.candidates(req)
 	if len(cands) == 0 {
@@ -89,6 +95,7 @@ func (cls *class) candidates(req LaunchRequest) []candidate {
 	named := func(id string) bool { return hasRes && !res.IsComplement() && res.Has(id) }
 	var out []candidate
 	for _, it := range cls.typesFor(req.Requirements) {
+		it, _ = catalog.PartitionGPUs(it, req.MIGConfig) // the layout was checked by Launch
 		if !q.TypeMatches(it) || !req.Requests.FitsIn(it.Allocatable()) {
 			continue
 		}

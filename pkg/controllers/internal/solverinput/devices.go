@@ -21,7 +21,7 @@ import (
 // pkg/dra) against its NodePools' instance types, and counts the GPUs of existing nodes as the
 // cluster's DRA objects describe them: a node's GPUs are the more of its allocatable
 // nvidia.com/gpu and the devices NVIDIA's driver publishes for it in ResourceSlices, less
-// those its allocated claims hold (dra.CountNodeGPUs). With bound set, the pods bound to the
+// those its allocated claims hold (dra.CountNodeDevices). With bound set, the pods bound to the
 // snapshot's nodes are resolved too, as the disruption simulation moves them
 // (dra.Resolver.ResolveMoving). It reads nothing unless a pod has claims or a pending pod asks
 // for nvidia.com/gpu (which DRA devices may serve, through a DeviceClass's
@@ -75,7 +75,7 @@ func (s *Source) Devices(ctx context.Context, snap *solver.Snapshot, bound bool)
 			maps.Copy(snap.Devices, r.ResolveMoving(running, its))
 		}
 	}
-	dra.CountNodeGPUs(snap.Nodes, dra.GPUsByNode(ptrs(rslices.Items), objs.ResourceClaims))
+	dra.CountNodeDevices(snap.Nodes, dra.DevicesByNode(ptrs(rslices.Items), objs.ResourceClaims))
 	return nil
 }
 

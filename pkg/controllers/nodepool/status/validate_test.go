@@ -49,6 +49,12 @@ func TestValidate(t *testing.T) {
 			schedule := "every day"
 			np.Spec.Disruption.Budgets = []apisv1.Budget{{Nodes: "1", Schedule: &schedule, Duration: &metav1.Duration{Duration: time.Hour}}}
 		}), "budgets[0]"},
+		{"MIG layout", pool(func(np *apisv1.NodePool) {
+			np.Spec.Template.Labels = map[string]string{"nvidia.com/mig.config": "all-1g.10gb"}
+		}), ""},
+		{"MIG layout not modelled", pool(func(np *apisv1.NodePool) {
+			np.Spec.Template.Labels = map[string]string{"nvidia.com/mig.config": "all-balanced"}
+		}), `nvidia.com/mig.config="all-balanced"`},
 		{"schema: restricted label", pool(func(np *apisv1.NodePool) {
 			np.Spec.Template.Labels = map[string]string{"kubernetes.io/hostname": "x"}
 		}), "hostname"},
