@@ -31,7 +31,9 @@ type MIG struct {
 }
 
 // Resource is the extended resource one instance of the profile counts as.
-func (m MIG) Resource() corev1.ResourceName { return corev1.ResourceName(MIGResourcePrefix + m.Profile) }
+func (m MIG) Resource() corev1.ResourceName {
+	return corev1.ResourceName(MIGResourcePrefix + m.Profile)
+}
 
 // migShape is one MIG profile of a GPU's generation: compute slices (of 7), memory slices (of 8)
 // and how many fit on one GPU. Every MIG-capable GPU on EC2 (A100, H100, H200, B200) has the
