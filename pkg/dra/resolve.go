@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,6 +73,9 @@ type typeDevices struct {
 	name string
 	dev  Devices
 	ok   bool
+	// price is the type's cheapest offering's: among equally preferred ways to serve a pod,
+	// the one the cheapest type takes wins.
+	price float64
 }
 
 // Resolve returns the device need of each pod with dynamic resource claims, against the
@@ -93,7 +97,11 @@ func (r *Resolver) Resolve(pods []*corev1.Pod, its []*catalog.InstanceType) map[
 			continue
 		}
 		seen[key] = true
-		tds = append(tds, typeDevices{name: it.Name, dev: d, ok: ok})
+		price := math.Inf(1)
+		if o, found := it.CheapestOffering(scheduling.Requirements{}); found {
+			price = o.Price
+		}
+		tds = append(tds, typeDevices{name: it.Name, dev: d, ok: ok, price: price})
 	}
 	slices.SortFunc(tds, func(a, b typeDevices) int {
 		return cmp.Or(cmp.Compare(a.name, b.name), cmp.Compare(a.dev.model, b.dev.model))
@@ -269,7 +277,12 @@ func (r *Resolver) need(sources []claimSource, tds []typeDevices, node schedulin
 			counts[i] = -1
 			continue
 		}
-		if best < 0 || slices.Compare(prefs[i], prefs[best]) < 0 {
+		if best < 0 {
+			best = i
+			continue
+		}
+		switch c := slices.Compare(prefs[i], prefs[best]); {
+		case c < 0, c == 0 && td.price < tds[best].price:
 			best = i
 		}
 	}
@@ -280,8 +293,9 @@ func (r *Resolver) need(sources []claimSource, tds []typeDevices, node schedulin
 		}
 		return &solver.DeviceNeed{Reason: &solver.Reason{Kind: solver.ReasonDevices, Detail: detail}}
 	}
-	// The pod takes want devices counted as the resource of its most preferred type's: the
-	// types whose devices (whole GPUs, or one MIG profile) are counted alike serve it.
+	// The pod takes want devices counted as the resource of its most preferred type's (of
+	// those equally preferred, the cheapest's): the types whose devices (whole GPUs, or one MIG
+	// profile) are counted alike, and of which it takes as many, serve it.
 	want := counts[best]
 	if want > 0 {
 		resource = tds[best].dev.Resource
@@ -323,7 +337,7 @@ func (r *Resolver) claimCounts(src claimSource, tds []typeDevices, counts []int6
 			if counts[i] < 0 {
 				continue
 			}
-			chosen := -1
+			chosen, take := -1, int64(0)
 			for ai, a := range alts {
 				if !td.ok || a.count > td.dev.Count {
 					continue
@@ -333,7 +347,11 @@ func (r *Resolver) claimCounts(src claimSource, tds []typeDevices, counts []int6
 					*why = append(*why, msg)
 				}
 				if ok {
-					chosen = ai
+					chosen, take = ai, a.count
+					if a.all {
+						// Every device the selectors accept: a node's devices are alike.
+						take = td.dev.Count
+					}
 					break
 				}
 			}
@@ -341,7 +359,7 @@ func (r *Resolver) claimCounts(src claimSource, tds []typeDevices, counts []int6
 				counts[i] = -1
 				continue
 			}
-			counts[i] += alts[chosen].count
+			counts[i] += take
 			prefs[i] = append(prefs[i], chosen)
 		}
 	}
@@ -354,16 +372,20 @@ type alternative struct {
 	class     string
 	selectors []resourcev1.DeviceSelector
 	count     int64
+	// all: allocationMode All, every matching device of the node (count is then 1, the
+	// least a node must have).
+	all bool
 }
 
 // alternatives returns a request's ways to be served, in the user's order of preference (one
 // for exactly; firstAvailable's subrequests), or why tenon does not model it.
 func alternatives(req resourcev1.DeviceRequest) ([]alternative, string) {
 	one := func(class string, sel []resourcev1.DeviceSelector, mode resourcev1.DeviceAllocationMode, count int64, admin bool, capacity *resourcev1.CapacityRequirements, derived int) (alternative, string) {
+		all := mode == resourcev1.DeviceAllocationModeAll
 		switch {
-		case mode == resourcev1.DeviceAllocationModeAll:
-			return alternative{}, "allocationMode All is not modelled (it takes a different count on each instance type)"
-		case mode != "" && mode != resourcev1.DeviceAllocationModeExactCount:
+		case all && count != 0:
+			return alternative{}, "allocationMode All with a count"
+		case mode != "" && mode != resourcev1.DeviceAllocationModeExactCount && !all:
 			return alternative{}, fmt.Sprintf("unknown allocationMode %q", mode)
 		case capacity != nil:
 			return alternative{}, "capacity requests (consumable capacity) are not modelled"
@@ -376,9 +398,10 @@ func alternatives(req resourcev1.DeviceRequest) ([]alternative, string) {
 			count = 1
 		}
 		if admin {
-			count = 0 // administrative access takes no device away from others
+			// Administrative access takes no device away from others.
+			return alternative{class: class, selectors: sel}, ""
 		}
-		return alternative{class: class, selectors: sel, count: count}, ""
+		return alternative{class: class, selectors: sel, count: count, all: all}, ""
 	}
 	switch {
 	case req.Exactly != nil && len(req.FirstAvailable) > 0:

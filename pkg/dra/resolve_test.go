@@ -233,11 +233,30 @@ func TestResolveClaims(t *testing.T) {
 			reason:    `DeviceClass "mig.nvidia.com" not found`,
 		},
 		{
+			// All takes every H100 of the node: as many as the type has. Of the types that
+			// serve it, the cheapest's count wins (one p5.4xlarge GPU, not eight of a p5.48xlarge).
 			name: "allocation mode All",
 			templates: []*resourcev1.ResourceClaimTemplate{template("all", resourcev1.DeviceRequest{Name: "gpu", Exactly: &resourcev1.ExactDeviceRequest{
-				DeviceClassName: "gpu.nvidia.com", AllocationMode: resourcev1.DeviceAllocationModeAll}})},
+				DeviceClassName: "gpu.nvidia.com", AllocationMode: resourcev1.DeviceAllocationModeAll, Selectors: sel(h100)}})},
 			claims: []corev1.PodResourceClaim{fromTemplate("gpu", "all")},
-			reason: "allocationMode All is not modelled",
+			count:  1,
+			types:  []string{"p5.4xlarge"},
+		},
+		{
+			name: "allocation mode All beside another claim for the same GPUs",
+			templates: []*resourcev1.ResourceClaimTemplate{template("all", resourcev1.DeviceRequest{Name: "gpu", Exactly: &resourcev1.ExactDeviceRequest{
+				DeviceClassName: "gpu.nvidia.com", AllocationMode: resourcev1.DeviceAllocationModeAll, Selectors: sel(memory40)}}),
+				template("two", exactly("gpu", "gpu.nvidia.com", memory40, 2))},
+			// All leaves no GPU of the node for the other claim, on any type.
+			claims: []corev1.PodResourceClaim{fromTemplate("a", "all"), fromTemplate("b", "two")},
+			reason: "no instance type the NodePools may launch has devices that satisfy them",
+		},
+		{
+			name: "allocation mode All with a count",
+			templates: []*resourcev1.ResourceClaimTemplate{template("all", resourcev1.DeviceRequest{Name: "gpu", Exactly: &resourcev1.ExactDeviceRequest{
+				DeviceClassName: "gpu.nvidia.com", AllocationMode: resourcev1.DeviceAllocationModeAll, Count: 2}})},
+			claims: []corev1.PodResourceClaim{fromTemplate("gpu", "all")},
+			reason: "allocationMode All with a count",
 		},
 		{
 			name:      "a selector that does not compile",

@@ -174,8 +174,9 @@ var selectors = []string{
 	`device.attributes["gpu.nvidia.com"].profile == "1g.10gb" && device.attributes["gpu.nvidia.com"].architecture == "Hopper"`,
 }
 
-// TestPropertyNoDeviceTakenTwice: on random pods with claims (random selectors, counts, first
-// available alternatives, several claims per pod) and device-plugin GPU pods, every plan is
+// TestPropertyNoDeviceTakenTwice: on random pods with claims (random selectors, counts,
+// allocation mode All, first available alternatives, several claims per pod, whole GPUs and
+// MIG instances) and device-plugin GPU pods, every plan is
 // valid, no node holds more GPUs than its type has, and every pod with claims sits on a type
 // (at every launch option) whose devices its claims' selectors accept in the count it takes.
 func TestPropertyNoDeviceTakenTwice(t *testing.T) {
@@ -197,7 +198,11 @@ func TestPropertyNoDeviceTakenTwice(t *testing.T) {
 					continue
 				}
 				class := rapid.SampledFrom([]string{"gpu.nvidia.com", "mig.nvidia.com"}).Draw(t, "class")
-				reqs = append(reqs, exactly(name, class, rapid.SampledFrom(selectors).Draw(t, "selector"), int64(rapid.IntRange(1, 4).Draw(t, "count"))))
+				req := exactly(name, class, rapid.SampledFrom(selectors).Draw(t, "selector"), int64(rapid.IntRange(1, 4).Draw(t, "count")))
+				if rapid.IntRange(0, 5).Draw(t, "all") == 0 {
+					req.Exactly.AllocationMode, req.Exactly.Count = resourcev1.DeviceAllocationModeAll, 0
+				}
+				reqs = append(reqs, req)
 			}
 			templates = append(templates, template(fmt.Sprintf("t%d", i), reqs...))
 		}
