@@ -2,12 +2,16 @@ package solver
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"pgregory.net/rapid"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
 
@@ -104,6 +108,24 @@ func TestPropertyDisjointPoolsAdd(t *testing.T) {
 // plans have several claims of one pool for the repair to work on.
 func drawRepairSnapshot(t *rapid.T) *Snapshot {
 	snap := drawSnapshot(t)
+	if rapid.IntRange(0, 2).Draw(t, "volumeDiscount") == 0 {
+		// Larger types cheaper per unit (as large GPU and MIG types can be): where several
+		// claims merged into one larger type cost less (the merge repair).
+		var discounted []*catalog.InstanceType
+		for i, it := range genTypes() {
+			cp := *it
+			cp.Offerings = slices.Clone(it.Offerings)
+			f := 1 / math.Sqrt(float64(it.Capacity[scheduling.CPU])/1000)
+			for o := range cp.Offerings {
+				cp.Offerings[o].Price *= f
+			}
+			cp.Offerings[0].Price += 1e-4 * float64(i) // no two types alike in price
+			discounted = append(discounted, &cp)
+		}
+		for i := range snap.NodePools {
+			snap.NodePools[i].InstanceTypes = discounted
+		}
+	}
 	for i := rapid.IntRange(0, 40).Draw(t, "extra"); i > 0; i-- {
 		cpu := rapid.SampledFrom([]string{"250m", "500m", "900m", "1", "1500m", "3"}).Draw(t, "extraCPU")
 		mem := rapid.SampledFrom([]string{"256Mi", "1Gi", "2Gi", "5Gi"}).Draw(t, "extraMem")
@@ -202,4 +224,103 @@ func TestPropertyRepairEachMove(t *testing.T) {
 			prev = plan
 		}
 	})
+}
+
+// TestMergeRepairJoinsClaimsIntoALargerType: 22 pods of one MIG slice each (20 of them kept to
+// the MIG types by a node affinity, 2 slices for the last) on a pool whose H100 and A100 GPUs
+// are partitioned into 1g.10gb slices: four p5.4xlarge (7 slices each, $6.88/h) is what the
+// guide and first-fit leave; one p4d.24xlarge (32 slices, $21.96/h) holds them all for less,
+// which only a merge of all four claims finds.
+func TestMergeRepairJoinsClaimsIntoALargerType(t *testing.T) {
+	its, err := catalog.PartitionAll(aws(t).Types, "all-1g.10gb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := nodePool("mig", its, scheduling.NewRequirements(
+		scheduling.In(apisv1.LabelInstanceFamily, "p4d", "p4de", "p5"),
+		scheduling.In(apisv1.CapacityTypeLabelKey, apisv1.CapacityTypeOnDemand),
+	))
+	slice := func(n int64) podOpt {
+		return func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Requests["nvidia.com/mig-1g.10gb"] = *resource.NewQuantity(n, resource.DecimalSI)
+		}
+	}
+	affine := func(p *corev1.Pod) {
+		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
+				Key: apisv1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: []string{"p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5.4xlarge"},
+			}}}},
+		}}}
+	}
+	snap := &Snapshot{NodePools: []NodePool{pool}, Pods: append(pods(20, "1", "1Gi", slice(1), affine), pod("1", "1Gi", slice(2), named("two")))}
+	with := solveOK(t, snap)
+	without, err := Solve(snap, Options{noMergeRepair: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(with.Claims) != 1 || with.Claims[0].InstanceType.Name != "p4d.24xlarge" || with.Price > without.Price-1 {
+		t.Fatalf("with the merge repair $%.2f/h:\n%s\nwithout $%.2f/h:\n%s", with.Price, describe(with), without.Price, describe(without))
+	}
+	t.Logf("with the merge repair $%.2f/h (bound $%.2f/h), without $%.2f/h", with.Price, with.LowerBound, without.Price)
+}
+
+// TestPropertyMergeRepair: on random MIG-slice pods (slices, CPU, zone selectors, zone
+// spreads, hostname anti-affinity, instance-type affinities) on the partitioned H100 and A100
+// types, where small and large types differ in price per slice, the plan with the merge repair
+// is valid and costs no more than without it.
+func TestPropertyMergeRepair(t *testing.T) {
+	its, err := catalog.PartitionAll(aws(t).Types, "all-1g.10gb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := nodePool("mig", its, scheduling.NewRequirements(
+		scheduling.In(apisv1.LabelInstanceFamily, "p4d", "p4de", "p5"),
+		scheduling.In(apisv1.CapacityTypeLabelKey, apisv1.CapacityTypeOnDemand),
+	))
+	merges := 0
+	rapid.Check(t, func(t *rapid.T) {
+		var ps []*corev1.Pod
+		types := rapid.SliceOfNDistinct(rapid.SampledFrom([]string{"p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5.4xlarge"}), 2, 4, rapid.ID[string]).Draw(t, "types")
+		for i := range rapid.IntRange(1, 40).Draw(t, "pods") {
+			p := pod(rapid.SampledFrom([]string{"500m", "1", "1", "2", "12"}).Draw(t, "cpu"), "1Gi", named(fmt.Sprintf("p%d", i)),
+				labelled("app", rapid.SampledFrom([]string{"a", "b"}).Draw(t, "app")))
+			p.Spec.Containers[0].Resources.Requests["nvidia.com/mig-1g.10gb"] = *resource.NewQuantity(int64(rapid.SampledFrom([]int{1, 1, 1, 2, 3}).Draw(t, "slices")), resource.DecimalSI)
+			switch rapid.IntRange(0, 11).Draw(t, "constraint") {
+			case 1:
+				nodeSelector(apisv1.LabelZone, rapid.SampledFrom([]string{"us-east-1a", "us-east-1b"}).Draw(t, "zone"))(p)
+			case 2:
+				spread(apisv1.LabelZone, 1, corev1.DoNotSchedule, map[string]string{"app": "a"})(p)
+			case 3:
+				antiAffinity(apisv1.LabelHostname, map[string]string{"app": "b"})(p)
+			case 4, 5, 6, 7, 8, 9:
+				// As a device claim narrows its pod: to the types whose devices serve it.
+				p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+					NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
+						Key: apisv1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: types,
+					}}}},
+				}}}
+			}
+			ps = append(ps, p)
+		}
+		snap := &Snapshot{NodePools: []NodePool{pool}, Pods: ps}
+		with, err := Solve(snap, Options{SkipBound: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Verify(snap, with); err != nil {
+			t.Fatalf("invalid plan: %v\n%s", err, describe(with))
+		}
+		without, err := Solve(snap, Options{SkipBound: true, noMergeRepair: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(with.Unschedulable) > len(without.Unschedulable) || len(with.Unschedulable) == len(without.Unschedulable) && with.Price > without.Price+1e-9 {
+			t.Fatalf("with the merge repair $%.2f/h (%d unschedulable), without $%.2f/h (%d)\nwith:\n%s\nwithout:\n%s",
+				with.Price, len(with.Unschedulable), without.Price, len(without.Unschedulable), describe(with), describe(without))
+		}
+		if with.Price < without.Price-1e-9 {
+			merges++
+		}
+	})
+	t.Logf("the merge repair made %d plans cheaper", merges)
 }

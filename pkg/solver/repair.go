@@ -29,6 +29,10 @@ const repairWorkFactor = 32
 // pairWorkFactor bounds the pair repair's work (repairpairs.go) the same way.
 const pairWorkFactor = 8
 
+// mergeWorkFactor bounds the merge repair's work (repairmerge.go): members looked at, per
+// pending pod.
+const mergeWorkFactor = 8
+
 // repairClaim is a new claim as the repair sees it: what it launches now, and how full that is.
 type repairClaim struct {
 	cl    *newClaim
@@ -44,6 +48,7 @@ func (s *solve) repair() {
 	}
 	work := int64(repairWorkFactor) * int64(max(len(s.pending), 64))
 	pairWork := int64(pairWorkFactor) * int64(max(len(s.pending), 256))
+	mergeWork := int64(mergeWorkFactor) * int64(max(len(s.pending), 256))
 	var rcs []repairClaim
 	for _, p := range s.pools {
 		if p.reason != nil || len(p.minValues) > 0 || s.openClaims[p.index] < 2 {
@@ -77,6 +82,9 @@ func (s *solve) repair() {
 		}
 		if !s.opts.noPairRepair {
 			pairWork = s.repairPairs(rcs, pairWork)
+		}
+		if !s.opts.noMergeRepair {
+			mergeWork = s.repairMerges(rcs, mergeWork)
 		}
 	}
 }

@@ -50,6 +50,8 @@ type Options struct {
 	repairLimit int
 	// noPairRepair turns the pair repair off (tests and benchmarks measure what it adds).
 	noPairRepair bool
+	// noMergeRepair turns the merge repair off (repairmerge.go), likewise.
+	noMergeRepair bool
 	// ReservationsTaken counts, by reservation ID, slots already promised to claims the
 	// snapshot does not show yet (a disruption pass's committed replacements): the solve counts
 	// them off the reservations' remaining capacity.
@@ -138,6 +140,9 @@ type solve struct {
 	pairPieces                   []pairPiece
 	pairTypes                    scheduling.Bitset
 	pairNeed, pairTake, pairKind []int
+	// mergeOrder, mergeTaken and mergeTypes are the merge repair's scratch (repairmerge.go).
+	mergeOrder, mergeTaken []int
+	mergeTypes             scheduling.Bitset
 	// hostSigs[c.index] is 2 + class c's hostname signature (1: none, 0: not yet known);
 	// hostSigReps holds a class of each signature (repairpairs.go).
 	hostSigs    []int
