@@ -34,6 +34,24 @@ func gpuPools(t testing.TB) []solver.NodePool {
 	return []solver.NodePool{pool("gpu", "g", "p"), pool("general", "c", "m", "r"), mig}
 }
 
+// planWithOneUnservable plans the pods, their claims resolved by r, checks the plan is valid
+// and that the unservable pod alone is unschedulable, for its devices, and returns the plan.
+func planWithOneUnservable(t *testing.T, pools []solver.NodePool, pods []*corev1.Pod, r *Resolver, unservable *corev1.Pod) *solver.Plan {
+	t.Helper()
+	snap := &solver.Snapshot{NodePools: pools, Pods: pods, Devices: r.Resolve(pods, PoolTypes(pools))}
+	plan, err := solver.Solve(snap, solver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := solver.Verify(snap, plan); err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Unschedulable) != 1 || plan.Unschedulable[0].Pod != unservable || plan.Unschedulable[0].Reasons[0].Kind != solver.ReasonDevices {
+		t.Fatalf("unschedulable %+v, want only pod %s for its devices", plan.Unschedulable, unservable.Name)
+	}
+	return plan
+}
+
 // TestPlanServesClaims: pods whose claims ask for two GPUs of at least 40 GiB get nodes whose
 // GPUs match, the devices counted so that four such pods share one eight-GPU node; a pod with
 // a claim no type can serve is unschedulable with the reason; a pod asking for a GPU through
@@ -49,17 +67,7 @@ func TestPlanServesClaims(t *testing.T) {
 	}
 	unservable := claimPod("nope", fromTemplate("gpu", "nope"))
 	pods = append(pods, unservable)
-	snap := &solver.Snapshot{NodePools: pools, Pods: pods, Devices: r.Resolve(pods, PoolTypes(pools))}
-	plan, err := solver.Solve(snap, solver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := solver.Verify(snap, plan); err != nil {
-		t.Fatal(err)
-	}
-	if len(plan.Unschedulable) != 1 || plan.Unschedulable[0].Pod != unservable || plan.Unschedulable[0].Reasons[0].Kind != solver.ReasonDevices {
-		t.Fatalf("unschedulable %+v, want only pod nope for its devices", plan.Unschedulable)
-	}
+	plan := planWithOneUnservable(t, pools, pods, r, unservable)
 	gpus := int64(0)
 	for _, c := range plan.Claims {
 		d, ok := DevicesOf(c.InstanceType)
@@ -82,9 +90,10 @@ func TestPlanServesClaims(t *testing.T) {
 	r = NewResolver(Objects{DeviceClasses: []*resourcev1.DeviceClass{gpuClass}, Templates: []*resourcev1.ResourceClaimTemplate{single}})
 	claimed := claimPod("claimed", fromTemplate("gpu", "one"))
 	two := []*corev1.Pod{plugin, claimed}
-	snap = &solver.Snapshot{NodePools: pools[:1], Pods: two, Devices: r.Resolve(two, pools[0].InstanceTypes)}
+	snap := &solver.Snapshot{NodePools: pools[:1], Pods: two, Devices: r.Resolve(two, pools[0].InstanceTypes)}
 	snap.NodePools[0].Requirements = snap.NodePools[0].Requirements.Add(scheduling.In(apisv1.LabelInstanceFamily, "g5"))
-	if plan, err = solver.Solve(snap, solver.Options{}); err != nil {
+	plan, err := solver.Solve(snap, solver.Options{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := solver.Verify(snap, plan); err != nil {
@@ -119,17 +128,7 @@ func TestPlanServesMIGProfiles(t *testing.T) {
 	h100 := claimPod("h100", fromTemplate("gpu", "whole"))
 	unservable := claimPod("other", fromTemplate("mig", "other"))
 	pods = append(pods, plugin, h100, unservable)
-	snap := &solver.Snapshot{NodePools: pools, Pods: pods, Devices: r.Resolve(pods, PoolTypes(pools))}
-	plan, err := solver.Solve(snap, solver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := solver.Verify(snap, plan); err != nil {
-		t.Fatal(err)
-	}
-	if len(plan.Unschedulable) != 1 || plan.Unschedulable[0].Pod != unservable || plan.Unschedulable[0].Reasons[0].Kind != solver.ReasonDevices {
-		t.Fatalf("unschedulable %+v, want only pod other for its devices", plan.Unschedulable)
-	}
+	plan := planWithOneUnservable(t, pools, pods, r, unservable)
 	t.Logf("reason: %s", plan.Unschedulable[0].Reasons[0])
 	instances := int64(0)
 	for _, c := range plan.Claims {

@@ -173,24 +173,33 @@ func TestPropertyRepairNeverDearer(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		snap := drawRepairSnapshot(t)
 		noGuide := rapid.Bool().Draw(t, "noGuide")
-		plan, err := Solve(snap, Options{NoGuide: noGuide})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := Verify(snap, plan); err != nil {
-			t.Fatalf("invalid plan: %v\n%s", err, describe(plan))
-		}
-		raw, err := Solve(snap, Options{NoGuide: noGuide, NoRepair: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(plan.Unschedulable) > len(raw.Unschedulable) {
-			t.Fatalf("repair leaves %d pods unschedulable, %d without", len(plan.Unschedulable), len(raw.Unschedulable))
-		}
-		if len(plan.Unschedulable) == len(raw.Unschedulable) && plan.Price > raw.Price+1e-9 {
-			t.Fatalf("repaired $%.4f/h, unrepaired $%.4f/h\nrepaired:\n%s\nunrepaired:\n%s", plan.Price, raw.Price, describe(plan), describe(raw))
-		}
+		validAndNoDearer(t, snap, Options{NoGuide: noGuide}, Options{NoGuide: noGuide, NoRepair: true})
 	})
+}
+
+// validAndNoDearer solves snap with opts and with base, and fails unless the first plan is
+// valid, leaves no more pods unschedulable than the second and, leaving as many, costs no more.
+// It returns both plans.
+func validAndNoDearer(t interface {
+	Fatal(...any)
+	Fatalf(string, ...any)
+}, snap *Snapshot, opts, base Options) (*Plan, *Plan) {
+	plan, err := Solve(snap, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(snap, plan); err != nil {
+		t.Fatalf("invalid plan: %v\n%s", err, describe(plan))
+	}
+	other, err := Solve(snap, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Unschedulable) > len(other.Unschedulable) || len(plan.Unschedulable) == len(other.Unschedulable) && plan.Price > other.Price+1e-9 {
+		t.Fatalf("$%.4f/h (%d unschedulable), against $%.4f/h (%d)\nplan:\n%s\nagainst:\n%s",
+			plan.Price, len(plan.Unschedulable), other.Price, len(other.Unschedulable), describe(plan), describe(other))
+	}
+	return plan, other
 }
 
 // TestPropertyRepairEachMove: the plan after each of the repair's moves (the repair stopped
@@ -226,33 +235,45 @@ func TestPropertyRepairEachMove(t *testing.T) {
 	})
 }
 
+// migPool is a pool of the p4d, p4de and p5 types with their GPUs in 1g.10gb MIG slices.
+func migPool(t testing.TB) NodePool {
+	its, err := catalog.PartitionAll(aws(t).Types, "all-1g.10gb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nodePool("mig", its, scheduling.NewRequirements(
+		scheduling.In(apisv1.LabelInstanceFamily, "p4d", "p4de", "p5"),
+		scheduling.In(apisv1.CapacityTypeLabelKey, apisv1.CapacityTypeOnDemand),
+	))
+}
+
+// migSlices asks for n 1g.10gb MIG slices.
+func migSlices(n int64) podOpt {
+	return func(p *corev1.Pod) {
+		p.Spec.Containers[0].Resources.Requests["nvidia.com/mig-1g.10gb"] = *resource.NewQuantity(n, resource.DecimalSI)
+	}
+}
+
+// typeAffinity requires one of the instance types.
+func typeAffinity(types ...string) podOpt {
+	return func(p *corev1.Pod) {
+		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
+				Key: apisv1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: types,
+			}}}},
+		}}}
+	}
+}
+
 // TestMergeRepairJoinsClaimsIntoALargerType: 22 pods of one MIG slice each (20 of them kept to
 // the MIG types by a node affinity, 2 slices for the last) on a pool whose H100 and A100 GPUs
 // are partitioned into 1g.10gb slices: four p5.4xlarge (7 slices each, $6.88/h) is what the
 // guide and first-fit leave; one p4d.24xlarge (32 slices, $21.96/h) holds them all for less,
 // which only a merge of all four claims finds.
 func TestMergeRepairJoinsClaimsIntoALargerType(t *testing.T) {
-	its, err := catalog.PartitionAll(aws(t).Types, "all-1g.10gb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := nodePool("mig", its, scheduling.NewRequirements(
-		scheduling.In(apisv1.LabelInstanceFamily, "p4d", "p4de", "p5"),
-		scheduling.In(apisv1.CapacityTypeLabelKey, apisv1.CapacityTypeOnDemand),
-	))
-	slice := func(n int64) podOpt {
-		return func(p *corev1.Pod) {
-			p.Spec.Containers[0].Resources.Requests["nvidia.com/mig-1g.10gb"] = *resource.NewQuantity(n, resource.DecimalSI)
-		}
-	}
-	affine := func(p *corev1.Pod) {
-		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
-			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
-				Key: apisv1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: []string{"p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5.4xlarge"},
-			}}}},
-		}}}
-	}
-	snap := &Snapshot{NodePools: []NodePool{pool}, Pods: append(pods(20, "1", "1Gi", slice(1), affine), pod("1", "1Gi", slice(2), named("two")))}
+	pool := migPool(t)
+	affine := typeAffinity("p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5.4xlarge")
+	snap := &Snapshot{NodePools: []NodePool{pool}, Pods: append(pods(20, "1", "1Gi", migSlices(1), affine), pod("1", "1Gi", migSlices(2), named("two")))}
 	with := solveOK(t, snap)
 	without, err := Solve(snap, Options{noMergeRepair: true})
 	if err != nil {
@@ -269,14 +290,7 @@ func TestMergeRepairJoinsClaimsIntoALargerType(t *testing.T) {
 // types, where small and large types differ in price per slice, the plan with the merge repair
 // is valid and costs no more than without it.
 func TestPropertyMergeRepair(t *testing.T) {
-	its, err := catalog.PartitionAll(aws(t).Types, "all-1g.10gb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := nodePool("mig", its, scheduling.NewRequirements(
-		scheduling.In(apisv1.LabelInstanceFamily, "p4d", "p4de", "p5"),
-		scheduling.In(apisv1.CapacityTypeLabelKey, apisv1.CapacityTypeOnDemand),
-	))
+	pool := migPool(t)
 	merges := 0
 	rapid.Check(t, func(t *rapid.T) {
 		var ps []*corev1.Pod
@@ -284,7 +298,7 @@ func TestPropertyMergeRepair(t *testing.T) {
 		for i := range rapid.IntRange(1, 40).Draw(t, "pods") {
 			p := pod(rapid.SampledFrom([]string{"500m", "1", "1", "2", "12"}).Draw(t, "cpu"), "1Gi", named(fmt.Sprintf("p%d", i)),
 				labelled("app", rapid.SampledFrom([]string{"a", "b"}).Draw(t, "app")))
-			p.Spec.Containers[0].Resources.Requests["nvidia.com/mig-1g.10gb"] = *resource.NewQuantity(int64(rapid.SampledFrom([]int{1, 1, 1, 2, 3}).Draw(t, "slices")), resource.DecimalSI)
+			migSlices(int64(rapid.SampledFrom([]int{1, 1, 1, 2, 3}).Draw(t, "slices")))(p)
 			switch rapid.IntRange(0, 11).Draw(t, "constraint") {
 			case 1:
 				nodeSelector(apisv1.LabelZone, rapid.SampledFrom([]string{"us-east-1a", "us-east-1b"}).Draw(t, "zone"))(p)
@@ -293,31 +307,11 @@ func TestPropertyMergeRepair(t *testing.T) {
 			case 3:
 				antiAffinity(apisv1.LabelHostname, map[string]string{"app": "b"})(p)
 			case 4, 5, 6, 7, 8, 9:
-				// As a device claim narrows its pod: to the types whose devices serve it.
-				p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
-					NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
-						Key: apisv1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: types,
-					}}}},
-				}}}
+				typeAffinity(types...)(p) // as a device claim narrows its pod
 			}
 			ps = append(ps, p)
 		}
-		snap := &Snapshot{NodePools: []NodePool{pool}, Pods: ps}
-		with, err := Solve(snap, Options{SkipBound: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := Verify(snap, with); err != nil {
-			t.Fatalf("invalid plan: %v\n%s", err, describe(with))
-		}
-		without, err := Solve(snap, Options{SkipBound: true, noMergeRepair: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(with.Unschedulable) > len(without.Unschedulable) || len(with.Unschedulable) == len(without.Unschedulable) && with.Price > without.Price+1e-9 {
-			t.Fatalf("with the merge repair $%.2f/h (%d unschedulable), without $%.2f/h (%d)\nwith:\n%s\nwithout:\n%s",
-				with.Price, len(with.Unschedulable), without.Price, len(without.Unschedulable), describe(with), describe(without))
-		}
+		with, without := validAndNoDearer(t, &Snapshot{NodePools: []NodePool{pool}, Pods: ps}, Options{SkipBound: true}, Options{SkipBound: true, noMergeRepair: true})
 		if with.Price < without.Price-1e-9 {
 			merges++
 		}
