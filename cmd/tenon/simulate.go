@@ -51,6 +51,7 @@ type simulateFlags struct {
 	nodeGroups, tenonDisruption string
 	strict, noProgress, gangs   bool
 	gpuShares                   int64
+	gpuMIG                      string
 	commitments                 string
 	spotToSpot                  bool
 	expendableCutoff            int32
@@ -112,6 +113,7 @@ for scripts. The same seed gives the same result.`,
 	fl.Int32Var(&f.expendableCutoff, "expendable-pods-priority-cutoff", scheduling.DefaultExpendableCutoff,
 		"pods of a priority below this are expendable: the tenon and node-groups policies buy no capacity for them (karpenter-like does, as Karpenter)")
 	fl.Int64Var(&f.gpuShares, "gpu-shares", 0, "serve trace rows asking for a fraction of a GPU from GPUs shared this many ways (time-slicing: each pod asks for ceil(gpu × N) of nvidia.com/gpu.shared); without -f a NodePool gpu-shared of such GPUs is added; 0 refuses fractional GPUs")
+	fl.StringVar(&f.gpuMIG, "gpu-mig", "", "serve trace rows asking for a fraction of a GPU from MIG instances of this profile (1g.10gb, 2g.20gb, …): each pod asks for ceil(gpu × N) of nvidia.com/mig-<profile>, N the profile's instances per GPU; without -f a NodePool gpu-mig of A100/H100/H200/B200 types in MIG layout all-<profile> is added; exclusive with --gpu-shares")
 	fl.BoolVar(&f.gangs, "gangs", false, "treat every job of more than one replica as a gang (a PodGroup whose minCount is its replicas): kube-scheduler binds its pods together or not at all for every policy; tenon buys its capacity whole or not at all, karpenter-like and node-groups pod by pod")
 	fl.StringVar(&f.commitments, "commitments", "", "a file of Commitments (tenon.sh/v1alpha1: Savings Plans, Reserved Instances) to bill every policy with; tenon decides with them, and the policy tenon-list-prices (tenon deciding at list prices) is added to show what that is worth. Commitments in the -f manifests count too")
 	fl.BoolVar(&f.strict, "strict", false, "treat trace rows that would be skipped as errors")
@@ -130,7 +132,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if err != nil {
 		return err
 	}
-	set, source, err := loadManifests(f.files, f.recursive, f.trace != "", f.gpuShares)
+	set, source, err := loadManifests(f.files, f.recursive, f.trace != "", f.gpuShares, f.gpuMIG)
 	if err != nil {
 		return err
 	}
@@ -279,8 +281,9 @@ var simulateKinds = []schema.GroupKind{
 // loadManifests reads the -f files or, when none is given, an example: for a trace the GPU
 // NodePools of examples/simulate (no limits, so that no policy is held back by a cap the bound
 // does not know) and, with GPU shares, the NodePool and NodeOverlays of shared GPUs
-// (sim.SharedGPUNodePools), else the NodePools tenon up applies.
-func loadManifests(files []string, recursive, trace bool, gpuShares int64) (*manifest.Set, string, error) {
+// (sim.SharedGPUNodePools), or with a MIG profile the NodePool of MIG-partitioned GPUs
+// (sim.MIGNodePool), else the NodePools tenon up applies.
+func loadManifests(files []string, recursive, trace bool, gpuShares int64, gpuMIG string) (*manifest.Set, string, error) {
 	if len(files) > 0 {
 		set, err := manifest.LoadWith(manifest.LoadOptions{Recursive: recursive}, files...)
 		return set, strings.Join(files, ", "), err
@@ -297,6 +300,13 @@ func loadManifests(files []string, recursive, trace bool, gpuShares int64) (*man
 	if trace && gpuShares > 0 {
 		data = append(append(data, "\n---\n"...), sim.SharedGPUNodePools(gpuShares)...)
 		source += fmt.Sprintf(" and a NodePool of GPUs shared %d ways", gpuShares)
+	}
+	if trace && gpuMIG != "" {
+		if _, err := sim.MIGShares(gpuMIG); err != nil {
+			return nil, "", fmt.Errorf("--gpu-mig: %w", err)
+		}
+		data = append(append(data, "\n---\n"...), sim.MIGNodePool(gpuMIG)...)
+		source += fmt.Sprintf(" and a NodePool of GPUs in MIG layout all-%s", gpuMIG)
 	}
 	set, err := manifest.Parse("examples/"+name, data)
 	return set, source, err
@@ -332,6 +342,7 @@ func readTraceWorkload(f *simulateFlags, set *manifest.Set) (*sim.Workload, erro
 	}
 	opts.Strict = f.strict
 	opts.GPUShares = f.gpuShares
+	opts.MIGProfile = f.gpuMIG
 	if opts.GPUModels, err = sim.GPUModels(set, f.region); err != nil {
 		return nil, err
 	}

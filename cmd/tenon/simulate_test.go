@@ -164,6 +164,40 @@ func TestSimulateSharedGPUs(t *testing.T) {
 	}
 }
 
+// --gpu-mig serves fractions of a GPU from MIG instances: without -f the default NodePools gain
+// a gpu-mig NodePool in MIG layout all-<profile>, the fractional pods run on its partitioned
+// A100/H100 types (a fraction of a V100, which has no MIG, cannot), and the report gives the
+// instances' utilisation; a profile no GPU has, or both --gpu-mig and --gpu-shares, is an error.
+func TestSimulateMIG(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "trace.csv")
+	rows := "submit_s,duration_s,replicas,cpu_milli,memory_mib,gpu,gpu_type\n0,3600,4,,,0.25,\n0,3600,2,,,0.5,A100\n60,7200,1,,,1,V100\n120,600,1,,,0.5,V100\n"
+	if err := os.WriteFile(trace, []byte(rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	js := filepath.Join(dir, "r.json")
+	out, err := runTenon(t, "simulate", "--trace", trace, "--gpu-mig", "1g.10gb", "--out", "", "--json", js)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"3 trace rows ask for a fraction of a GPU: served from MIG instances 1g.10gb", "MIG instances (nvidia.com/mig-1g.10gb) allocated", "1 pods fit no instance type"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, p := range readReport(t, js).Policies {
+		if p.PodsNeverStarted != 1 || p.Utilisation.GPUShares <= 0 {
+			t.Errorf("%s: %d pods never started (want the V100 fraction's alone), MIG utilisation %.2f", p.Policy, p.PodsNeverStarted, p.Utilisation.GPUShares)
+		}
+	}
+	for _, args := range [][]string{{"--gpu-mig", "5g.33gb"}, {"--gpu-mig", "1g.10gb", "--gpu-shares", "4"}} {
+		out, err := runTenon(t, append([]string{"simulate", "--trace", trace, "--out", ""}, args...)...)
+		if err == nil {
+			t.Errorf("%v: no error\n%s", args, out)
+		}
+	}
+}
+
 // --commitments bills every policy with the file's Commitments and adds tenon at list prices;
 // a file without a Commitment, or with another kind, is an error naming it.
 func TestSimulateCommitments(t *testing.T) {

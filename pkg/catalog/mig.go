@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -93,15 +94,34 @@ func ParseMIGConfig(config string) (string, error) {
 	return profile, nil
 }
 
-func knownProfile(profile string) bool {
+func knownProfile(profile string) bool { return MaxMIGPerGPU(profile) > 0 }
+
+// MaxMIGPerGPU returns the most instances of a MIG profile one GPU holds, over the GPUs that
+// have it (7 of 1g.10gb on an H100 or A100 80 GB, 4 on an A100 40 GB), or 0 when none has it.
+func MaxMIGPerGPU(profile string) int {
+	n := 0
 	for _, g := range migMemoryGB {
 		for _, m := range MIGProfiles(g.gpu, g.memoryMiB) {
 			if m.Profile == profile {
-				return true
+				n = max(n, m.PerGPU)
 			}
 		}
 	}
-	return false
+	return n
+}
+
+// MIGGPUs returns the catalog GPU names (karpenter.k8s.aws/instance-gpu-name) that have a MIG
+// profile, each once.
+func MIGGPUs(profile string) []string {
+	var out []string
+	for _, g := range migMemoryGB {
+		for _, m := range MIGProfiles(g.gpu, g.memoryMiB) {
+			if m.Profile == profile && !slices.Contains(out, g.gpu) {
+				out = append(out, g.gpu)
+			}
+		}
+	}
+	return out
 }
 
 // PartitionGPUs returns the type as a node of it is with its GPUs in the MIG layout config

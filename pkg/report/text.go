@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/sim"
 )
 
@@ -51,7 +52,11 @@ func WriteSummary(w io.Writer, rep *sim.Report) error {
 		}
 	}
 	for _, p := range rep.Policies {
-		if p.Utilisation.GPUShares > 0 {
+		switch {
+		case p.Utilisation.GPUShares <= 0:
+		case strings.HasPrefix(rep.Input.ShareResource, catalog.MIGResourcePrefix):
+			fmt.Fprintf(w, "%s: MIG instances (%s) allocated %s of provisioned (GPU utilisation above counts an instance as its share of a GPU)\n", p.Policy, rep.Input.ShareResource, pct(p.Utilisation.GPUShares))
+		default:
 			fmt.Fprintf(w, "%s: shares of shared GPUs allocated %s of provisioned (GPU utilisation above counts a share as its fraction of a GPU)\n", p.Policy, pct(p.Utilisation.GPUShares))
 		}
 	}

@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tenon-sh/tenon/pkg/catalog"
 )
 
 // sharedGPUCounts are the GPU counts of the catalog's GPU instance types: one NodeOverlay each
@@ -52,4 +54,37 @@ spec:
 `, n, n, ResourceGPUShared, int64(n)*shares)
 	}
 	return b.String()
+}
+
+// MIGNodePool returns the manifest that serves fractions of a GPU from MIG instances of a
+// profile, beside examples/simulate/gpu-nodepools.yaml (whose SimNodeClass gpu it uses): a
+// NodePool gpu-mig of the GPU types that have the profile, its nodes labelled
+// nvidia.com/mig.config all-<profile> (so their GPUs are partitioned: catalog.PartitionGPUs)
+// and tainted with the profile's resource, so that only pods asking for its instances land
+// there.
+func MIGNodePool(profile string) string {
+	res := catalog.MIG{Profile: profile}.Resource()
+	return fmt.Sprintf(`apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: gpu-mig
+spec:
+  template:
+    metadata:
+      labels:
+        %s: all-%s
+    spec:
+      nodeClassRef: {group: sim.tenon.sh, kind: SimNodeClass, name: gpu}
+      taints:
+      - {key: nvidia.com/gpu, effect: NoSchedule}
+      - {key: %s, effect: NoSchedule}
+      requirements:
+      - {key: karpenter.k8s.aws/instance-gpu-manufacturer, operator: In, values: [nvidia]}
+      - {key: karpenter.k8s.aws/instance-gpu-name, operator: In, values: [%s]}
+      - {key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand]}
+      expireAfter: 720h
+  disruption:
+    consolidationPolicy: WhenEmptyOrUnderutilized
+    consolidateAfter: 1m
+`, catalog.LabelMIGConfig, profile, res, strings.Join(catalog.MIGGPUs(profile), ", "))
 }

@@ -52,8 +52,8 @@ type metrics struct {
 	fixedRate, overRate, utilNow float64
 	fixedCost, overCost          float64
 	utilB                        []float64
-	// shareSlot is the Resources slot of ResourceGPUShared (-1: the workload shares no GPU),
-	// sharesPer the shares of one GPU.
+	// shareSlot is the Resources slot of the workload's share resource (ResourceGPUShared or a
+	// MIG profile's; -1: the workload shares no GPU), sharesPer the shares of one GPU.
 	shareSlot int
 	sharesPer int64
 }
@@ -84,7 +84,7 @@ func newMetrics(r *run, span time.Duration, opts Options) *metrics {
 		shareSlot: -1,
 	}
 	if n := r.env.Workload.GPUShares; n > 0 {
-		if i, ok := scheduling.ResourceIndex(ResourceGPUShared); ok {
+		if i, ok := scheduling.ResourceIndex(r.env.Workload.ShareResource); ok {
 			m.shareSlot, m.sharesPer = i, n
 		}
 	}

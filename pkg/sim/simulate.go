@@ -31,6 +31,9 @@ type Input struct {
 	SpanHours float64     `json:"spanHours"`
 	Skipped   []SkipCount `json:"skipped,omitempty"`
 	NodePools []string    `json:"nodePools"`
+	// ShareResource is what pods asking for a fraction of a GPU ask for (Workload.ShareResource:
+	// a shared GPU's replicas or a MIG profile's instances), when some do.
+	ShareResource string `json:"shareResource,omitempty"`
 }
 
 // Settings are the options the simulation ran with, in words.
@@ -106,7 +109,7 @@ func SimulateContext(ctx context.Context, env *Env, source string, policies []st
 
 func (rep *Report) fill(env *Env, source string, opts Options) {
 	w := env.Workload
-	rep.Input = Input{Source: source, Jobs: len(w.Jobs), Pods: w.Pods(), SpanHours: w.Span().Hours(), Skipped: SkipCounts(w.Skips)}
+	rep.Input = Input{Source: source, Jobs: len(w.Jobs), Pods: w.Pods(), SpanHours: w.Span().Hours(), Skipped: SkipCounts(w.Skips), ShareResource: string(w.ShareResource)}
 	if opts.Until > 0 {
 		rep.Input.SpanHours = min(rep.Input.SpanHours, opts.Until.Hours())
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tenon-sh/tenon/pkg/catalog"
 )
 
 // TraceColumns are the columns a trace must have (in any order; others are ignored).
@@ -36,12 +38,28 @@ type TraceOptions struct {
 	// replicas of ResourceGPUShared): such a pod asks for ceil(gpu × GPUShares) shares. A
 	// fraction above 1 is rounded up to whole GPUs. Zero refuses fractional GPUs.
 	GPUShares int64
+	// MIGProfile, when set ("1g.10gb"), serves a fraction of a GPU from MIG instances of that
+	// profile instead (NodePools in layout all-<profile>, whose nodes advertise
+	// nvidia.com/mig-<profile>): such a pod asks for ceil(gpu × N) instances, N the profile's
+	// instances per GPU (MIGShares). Exclusive with GPUShares.
+	MIGProfile string
 	// Strict turns every skip into an error.
 	Strict bool
 }
 
 // MaxGPUShares is the most ways a GPU may be shared (TraceOptions.GPUShares).
 const MaxGPUShares = 1024
+
+// MIGShares returns how many instances of a MIG profile one GPU holds (the most any GPU
+// that has the profile holds: 7 of 1g.10gb on an H100 or an A100 80 GB), or an error naming
+// the profile when no GPU tenon knows has it.
+func MIGShares(profile string) (int64, error) {
+	n := catalog.MaxMIGPerGPU(profile)
+	if n == 0 {
+		return 0, fmt.Errorf("MIG profile %q: no A100, H100, H200 or B200 has a profile of that name (1g.10gb, 2g.20gb, 3g.40gb, …)", profile)
+	}
+	return int64(n), nil
+}
 
 // ResourceGPUShared is the resource of a shared GPU's replicas: the NVIDIA device plugin's
 // time-slicing advertises it (with renameByDefault) on nodes whose GPUs are shared, each GPU
@@ -120,6 +138,16 @@ func (e *TraceError) Unwrap() error { return e.Err }
 func ReadTrace(r io.Reader, opts TraceOptions) (*Trace, []Skip, error) {
 	if opts.GPUShares < 0 || opts.GPUShares > MaxGPUShares {
 		return nil, nil, fmt.Errorf("GPU shares %d: a GPU is shared between 1 and %d ways (0: no sharing)", opts.GPUShares, MaxGPUShares)
+	}
+	if opts.MIGProfile != "" {
+		if opts.GPUShares > 0 {
+			return nil, nil, errors.New("fractions of a GPU are served either from shared GPUs (GPU shares) or from MIG instances (a MIG profile), not both")
+		}
+		n, err := MIGShares(opts.MIGProfile)
+		if err != nil {
+			return nil, nil, err
+		}
+		opts.GPUShares = n // a fraction of a GPU asks for its share of the GPU's instances
 	}
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -250,7 +278,7 @@ func parseRow(rec []string, idx []int, line int, opts *TraceOptions, sold []GPUM
 	case replicas != math.Trunc(replicas):
 		return parsedRow{}, nil, fmt.Errorf("replicas %s must be a whole number", field(2))
 	case gpu != math.Trunc(gpu) && opts.GPUShares <= 0:
-		return parsedRow{}, nil, fmt.Errorf("gpu %s is a fraction of a GPU: give GPU shares (tenon simulate --gpu-shares N) to serve fractions from GPUs shared N ways", field(5))
+		return parsedRow{}, nil, fmt.Errorf("gpu %s is a fraction of a GPU: give GPU shares (tenon simulate --gpu-shares N) to serve fractions from GPUs shared N ways, or a MIG profile (--gpu-mig 1g.10gb) to serve them from MIG instances", field(5))
 	case gpu > float64(math.MaxInt32):
 		return parsedRow{}, nil, fmt.Errorf("gpu %s is more GPUs than any instance has", field(5))
 	}
@@ -329,4 +357,13 @@ type SkipCount struct {
 	Count     int    `json:"count"`
 	FirstLine int    `json:"firstLine"`
 	Example   string `json:"example"`
+}
+
+// shareResource is the resource a pod asking for a fraction of a GPU asks for: the MIG
+// profile's instances, or a shared GPU's replicas.
+func (o TraceOptions) shareResource() corev1.ResourceName {
+	if o.MIGProfile != "" {
+		return catalog.MIG{Profile: o.MIGProfile}.Resource()
+	}
+	return ResourceGPUShared
 }

@@ -42,7 +42,7 @@ func (t *Trace) Workload(skips []Skip) (*Workload, error) {
 		if !ok {
 			si = len(w.Shapes)
 			shapes[k] = si
-			w.Shapes = append(w.Shapes, traceShape(si, r, t.options.GPUShares))
+			w.Shapes = append(w.Shapes, traceShape(si, r, t.options.GPUShares, t.options.shareResource()))
 		}
 		if len(r.GPUModels) > 0 {
 			named++
@@ -50,7 +50,7 @@ func (t *Trace) Workload(skips []Skip) (*Workload, error) {
 		w.Jobs = append(w.Jobs, Job{Line: r.Line, Submit: r.Submit, Duration: r.Duration, Replicas: r.Replicas, Shape: si})
 	}
 	if t.Shared > 0 {
-		w.GPUShares = t.options.GPUShares
+		w.GPUShares, w.ShareResource = t.options.GPUShares, t.options.shareResource()
 	}
 	w.sortJobs()
 	if err := w.compile(); err != nil {
@@ -69,7 +69,12 @@ func (t *Trace) Workload(skips []Skip) (*Workload, error) {
 		"GPU pods request nvidia.com/gpu and tolerate the nvidia.com/gpu taint (as the ExtendedResourceToleration admission plugin adds)",
 		fmt.Sprintf("gpu_type maps to karpenter.k8s.aws/instance-gpu-name and, for a memory variant, instance-gpu-memory (V100 → v100, V100M32 → v100 with 32 GiB, A100-SXM4-80GB → a100 with 80 GiB, Tesla K80 → k80; A|B is either), by the table of pkg/sim/gpunames.go; the A10, which AWS does not sell, maps to its sibling the A10G; %d jobs name a type, the others allow any NVIDIA GPU", named),
 		"a job with replicas > 1 is that many identical pods submitted together, each scheduled on its own unless --gangs makes the job a gang")
-	if t.Shared > 0 || t.RoundedUp > 0 {
+	switch {
+	case t.options.MIGProfile != "" && (t.Shared > 0 || t.RoundedUp > 0):
+		w.Assumptions = append(w.Assumptions, fmt.Sprintf(
+			"%d trace rows ask for a fraction of a GPU: served from MIG instances %s (%d per GPU where the GPU has that many): each asks for ceil(gpu × %d) of %s, which only NodePools whose GPUs are in MIG layout all-%s offer (A100, H100, H200, B200), and tolerates their %s taint; a row naming another GPU model cannot run; %d rows asking for more than one GPU but not a whole number were rounded up to whole GPUs",
+			t.Shared, t.options.MIGProfile, t.options.GPUShares, t.options.GPUShares, t.options.shareResource(), t.options.MIGProfile, t.options.shareResource(), t.RoundedUp))
+	case t.Shared > 0 || t.RoundedUp > 0:
 		w.Assumptions = append(w.Assumptions, fmt.Sprintf(
 			"%d trace rows ask for a fraction of a GPU: served from GPUs shared %d ways (time-slicing: each asks for ceil(gpu × %d) of %s, which only NodePools whose GPUs are shared offer, and tolerates their %s taint; blank CPU and memory are its share of a GPU's); %d rows asking for more than one GPU but not a whole number were rounded up to whole GPUs",
 			t.Shared, t.options.GPUShares, t.options.GPUShares, ResourceGPUShared, ResourceGPUShared, t.RoundedUp))
@@ -90,7 +95,7 @@ func (t *Trace) Workload(skips []Skip) (*Workload, error) {
 	return w, nil
 }
 
-func traceShape(i int, r TraceRow, shares int64) Shape {
+func traceShape(i int, r TraceRow, shares int64, shareRes corev1.ResourceName) Shape {
 	req := corev1.ResourceList{
 		corev1.ResourceCPU:    *resource.NewMilliQuantity(r.CPUMilli, resource.DecimalSI),
 		corev1.ResourceMemory: *resource.NewQuantity(r.MemoryBytes, resource.BinarySI),
@@ -104,8 +109,8 @@ func traceShape(i int, r TraceRow, shares int64) Shape {
 		gpuRes, count := scheduling.ResourceNvidiaGPU, r.GPU
 		tol = []corev1.Toleration{{Key: string(scheduling.ResourceNvidiaGPU), Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
 		if r.GPUShares > 0 {
-			gpuRes, count = ResourceGPUShared, r.GPUShares
-			tol = append(tol, corev1.Toleration{Key: string(ResourceGPUShared), Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
+			gpuRes, count = shareRes, r.GPUShares
+			tol = append(tol, corev1.Toleration{Key: string(shareRes), Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
 		}
 		q := *resource.NewQuantity(count, resource.DecimalSI)
 		req[gpuRes] = q

@@ -177,6 +177,9 @@ func (v *View) instanceTypes(pool int) ([]*catalog.InstanceType, int) {
 	out := make([]*catalog.InstanceType, 0, len(p.Types))
 	for _, it := range cur {
 		if want[it.Name] {
+			// As the pool's nodes have it: its GPUs in the pool's MIG layout, if any (the
+			// layout was checked when the pool was read).
+			it, _ = catalog.PartitionGPUs(it, p.Labels[catalog.LabelMIGConfig])
 			out = append(out, it)
 		}
 	}

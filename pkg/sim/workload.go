@@ -30,6 +30,9 @@ type Workload struct {
 	// GPUShares is how many shares each shared GPU is split into (TraceOptions.GPUShares; 0:
 	// no pod asks for shares).
 	GPUShares int64
+	// ShareResource is what a pod asking for shares asks for: ResourceGPUShared, or a MIG
+	// profile's nvidia.com/mig-<profile> (TraceOptions.MIGProfile).
+	ShareResource corev1.ResourceName
 	// Assumptions are the choices made reading the input (requests filled in, requirements
 	// added), for the report.
 	Assumptions []string
