@@ -60,3 +60,53 @@ func TestFractionalGPURows(t *testing.T) {
 		t.Errorf("shared %d, rounded up %d; want 2 and 1", tr.Shared, tr.RoundedUp)
 	}
 }
+
+// With a MIG profile, a fraction asks for its share of a GPU's instances of the profile (0.25 of
+// 7 1g.10gb instances is 2); the pods run on a MIG-partitioned A100 or H100 of the gpu-mig
+// NodePool under every policy; a profile no GPU has, or shares as well, is an error.
+func TestFractionalGPUsServedByMIG(t *testing.T) {
+	data, err := os.ReadFile("../../examples/simulate/gpu-nodepools.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := parseSet(t, string(data)+"\n---\n"+MIGNodePool("1g.10gb"))
+	names, err := GPUModels(set, "us-east-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := "submit_s,duration_s,replicas,cpu_milli,memory_mib,gpu,gpu_type\n0,3600,4,500,2048,0.25,\n"
+	tr, skips, err := ReadTrace(strings.NewReader(rows), TraceOptions{CPUPerGPU: 3000, MemoryPerGPU: 12 << 30, GPUModels: names, MIGProfile: "1g.10gb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := tr.Rows[0]; r.GPU != 0 || r.GPUShares != 2 {
+		t.Fatalf("row: %d GPUs, %d instances; want 2 instances", r.GPU, r.GPUShares)
+	}
+	w, err := tr.Workload(skips)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.ShareResource != "nvidia.com/mig-1g.10gb" || w.GPUShares != 7 {
+		t.Fatalf("workload shares %d of %s, want 7 of nvidia.com/mig-1g.10gb", w.GPUShares, w.ShareResource)
+	}
+	env, err := NewEnv(set, w, EnvOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := simulate(t, env, exact())
+	for _, p := range rep.Policies {
+		if p.PodsNeverStarted != 0 || p.Utilisation.GPUShares <= 0 {
+			t.Errorf("%s: %d pods never started, instances utilisation %.2f", p.Policy, p.PodsNeverStarted, p.Utilisation.GPUShares)
+		}
+		for _, tm := range p.TypeMix {
+			if !strings.HasPrefix(tm.Type, "p4d") && !strings.HasPrefix(tm.Type, "p5") && !strings.HasPrefix(tm.Type, "p6-b200") {
+				t.Errorf("%s: bought %s for MIG instances", p.Policy, tm.Type)
+			}
+		}
+	}
+	for _, opts := range []TraceOptions{{MIGProfile: "9g.1gb"}, {MIGProfile: "1g.10gb", GPUShares: 4}} {
+		if _, _, err := ReadTrace(strings.NewReader(rows), opts); err == nil {
+			t.Errorf("%+v: no error", opts)
+		}
+	}
+}
