@@ -182,6 +182,16 @@ func sameOfferings(cp, it *InstanceType) bool {
 	return len(cp.Offerings) == len(it.Offerings) && (len(it.Offerings) == 0 || &cp.Offerings[0] == &it.Offerings[0])
 }
 
+// PartitionPool is PartitionAll for the types of the NodePool named pool, whose node template
+// carries labels: the layout is the template's LabelMIGConfig, and an error names the pool.
+func PartitionPool(its []*InstanceType, pool string, labels map[string]string) ([]*InstanceType, error) {
+	out, err := PartitionAll(its, labels[LabelMIGConfig])
+	if err != nil {
+		return nil, fmt.Errorf("nodepool %s: %w", pool, err)
+	}
+	return out, nil
+}
+
 // PartitionAll is PartitionGPUs over a list; the list is returned as it is when config means
 // whole GPUs.
 func PartitionAll(its []*InstanceType, config string) ([]*InstanceType, error) {

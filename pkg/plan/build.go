@@ -152,9 +152,9 @@ func Build(work, existing *manifest.Set, opts Options) (*Input, error) {
 			its = cat.Types
 		}
 		// The pool's nodes have their GPUs in its MIG layout, if it has one.
-		its, err := catalog.PartitionAll(its, np.Spec.Template.Labels[catalog.LabelMIGConfig])
+		its, err := catalog.PartitionPool(its, np.Name, np.Spec.Template.Labels)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("nodepool %s: %w", np.Name, err))
+			errs = append(errs, err)
 			continue
 		}
 		pools = append(pools, overlay.Pool{NodePool: np, Types: its})

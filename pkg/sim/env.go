@@ -273,8 +273,8 @@ func (e *Env) pool(np *apisv1.NodePool, classes map[string]*simv1alpha1.SimNodeC
 		p.Reqs = p.Reqs.Add(scheduling.In(k, sp.Labels[k]))
 	}
 	// The pool's nodes have their GPUs in its MIG layout, if it has one.
-	if types, err = catalog.PartitionAll(types, np.Spec.Template.Labels[catalog.LabelMIGConfig]); err != nil {
-		return nil, fmt.Errorf("nodepool %s: %w", np.Name, err)
+	if types, err = catalog.PartitionPool(types, np.Name, np.Spec.Template.Labels); err != nil {
+		return nil, err
 	}
 	q := catalog.NewQuery(sp.Requirements)
 	for _, it := range types {

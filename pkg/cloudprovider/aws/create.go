@@ -38,11 +38,7 @@ func (p *Provider) GetInstanceTypes(ctx context.Context, np *apisv1.NodePool) ([
 		}
 	}
 	// The pool's nodes have their GPUs in the pool's MIG layout, if it has one.
-	out, err = catalog.PartitionAll(out, np.Spec.Template.Labels[catalog.LabelMIGConfig])
-	if err != nil {
-		return nil, fmt.Errorf("nodepool %s: %w", np.Name, err)
-	}
-	return out, nil
+	return catalog.PartitionPool(out, np.Name, np.Spec.Template.Labels)
 }
 
 // launchable lists nc's types and, for each, the AMI it boots (nil for none): the first of

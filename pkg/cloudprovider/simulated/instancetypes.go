@@ -2,7 +2,6 @@ package simulated
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
@@ -39,11 +38,7 @@ func (p *Provider) GetInstanceTypes(ctx context.Context, nodePool *apisv1.NodePo
 		types = withoutUnnamedTargeted(types, rc, namedReservations(nodePool))
 	}
 	// The pool's nodes have their GPUs in the pool's MIG layout, if it has one.
-	types, err = catalog.PartitionAll(types, nodePool.Spec.Template.Labels[catalog.LabelMIGConfig])
-	if err != nil {
-		return nil, fmt.Errorf("nodepool %s: %w", nodePool.Name, err)
-	}
-	return types, nil
+	return catalog.PartitionPool(types, nodePool.Name, nodePool.Spec.Template.Labels)
 }
 
 // namedReservations returns the reservation IDs a NodePool's requirements name with In.
