@@ -286,7 +286,6 @@ func (h *rbacHarness) run(t *testing.T, rules ruleSet) (*recorder, error) {
 	// The NodeOverlay gate is on (it is off by default): the scenario's overlay gets its
 	// conditions written, and every loop plans and launches through the overlays.
 	opts.NodeOverlay = true
-	opts.Provisioning.NominatePods = true // off by default: on here, its pods/status grant is used
 	opts.Lifecycle.UnavailableOfferingsTTL = time.Minute
 	opts.Disruption.PassInterval, opts.Disruption.ValidationDelay, opts.Disruption.ReplacementTimeout = time.Second, time.Second, time.Minute
 

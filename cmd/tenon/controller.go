@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -48,8 +49,8 @@ func (f *controllerFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.opts.Provisioning.CreateWorkers, "nodeclaim-create-workers", 0, "NodeClaims created concurrently (default 16)")
 	fs.BoolVar(&f.opts.Provisioning.Bound, "lower-bound", false, "compute each batch's proven lower bound (logged); costs time on large batches")
 	fs.StringSliceVar(&f.opts.Provisioning.Schedulers, "scheduler-names", nil, "scheduler names whose pods tenon provisions for (default default-scheduler)")
-	fs.BoolVar(&f.opts.Provisioning.NominatePods, "nominate-pods", false,
-		"once a NodeClaim's node registers, set status.nominatedNodeName on the pods planned onto it, so that kube-scheduler binds them there (slows binding at 10,000 pods)")
+	fs.VarPF(notBool{&f.opts.Provisioning.NoNomination}, "nominate-pods", "",
+		"once a NodeClaim's node registers, set status.nominatedNodeName on the pods planned onto it, so that kube-scheduler binds them there (--nominate-pods=false: leave binding to kube-scheduler's own scores)").NoOptDefVal = "true"
 	fs.DurationVar(&f.opts.Provisioning.GangDeadline, "gang-deadline", 0,
 		"release the NodeClaims of a gang (a PodGroup with a gang policy) whose minCount pods are not bound this long after its first NodeClaim (default 10m; negative: never)")
 	fs.DurationVar(&f.opts.Provisioning.GangReleaseTTL, "gang-release-unavailable-ttl", 0, "how long the offerings of a released gang are not bought again (default 3m)")
@@ -223,3 +224,24 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	}
 	return ctrl.GetConfig()
 }
+
+// notBool is a boolean flag that stores its negation, for an option whose zero value is on.
+type notBool struct{ p *bool }
+
+func (b notBool) String() string {
+	if b.p == nil {
+		return "true"
+	}
+	return strconv.FormatBool(!*b.p)
+}
+
+func (b notBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	*b.p = !v
+	return nil
+}
+
+func (notBool) Type() string { return "bool" }

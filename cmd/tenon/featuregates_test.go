@@ -56,16 +56,19 @@ func TestFeatureGatesFlagSwitchesNodeOverlay(t *testing.T) {
 	}
 }
 
-// --nominate-pods is off by default and can be switched on.
+// --nominate-pods is on by default and can be switched off.
 func TestNominatePodsFlag(t *testing.T) {
 	parse := parseControllerFlags
-	if f, err := parse(); err != nil || f.opts.Provisioning.NominatePods {
-		t.Fatalf("default: nomination %v, %v; want off", f.opts.Provisioning.NominatePods, err)
+	if f, err := parse(); err != nil || f.opts.Provisioning.NoNomination {
+		t.Fatalf("default: nomination off %v, %v; want on", f.opts.Provisioning.NoNomination, err)
 	}
-	for arg, on := range map[string]bool{"--nominate-pods=false": false, "--nominate-pods": true, "--nominate-pods=true": true} {
-		if f, err := parse(arg); err != nil || f.opts.Provisioning.NominatePods != on {
-			t.Errorf("%s: nomination %v, %v; want %v", arg, f.opts.Provisioning.NominatePods, err, on)
+	for arg, on := range map[string]bool{"--nominate-pods=false": false, "--nominate-pods": true, "--nominate-pods=true": true, "--nominate-pods=0": false} {
+		if f, err := parse(arg); err != nil || f.opts.Provisioning.NoNomination == on {
+			t.Errorf("%s: nomination off %v, %v; want on %v", arg, f.opts.Provisioning.NoNomination, err, on)
 		}
+	}
+	if _, err := parse("--nominate-pods=maybe"); err == nil {
+		t.Error("--nominate-pods=maybe was accepted")
 	}
 }
 

@@ -43,7 +43,7 @@ func benchProvision(b *testing.B, n int) {
 	var first *provisioning.Result
 	var windowClosed, claimsCreated time.Time
 	opts := operator.Options{MetricsAddr: "0", HealthAddr: "0", AllowRepeatedControllers: true}
-	opts.Provisioning.NominatePods = os.Getenv("TENON_BENCH_NOMINATE") != "" // for the before/after figure
+	opts.Provisioning.NoNomination = os.Getenv("TENON_BENCH_NO_NOMINATE") != "" // for the before/after figure
 	opts.Provisioning.BatchIdle, opts.Provisioning.BatchMax = time.Second, 10*time.Second
 	opts.Provisioning.OnBatch = func(res *provisioning.Result, start, end time.Time) {
 		mu.Lock()

@@ -67,7 +67,7 @@ func burst(t *testing.T, nominate bool) (r burstResult) {
 	tl := watchTimeline(t, e)
 	var first atomic.Int64
 	first.Store(-1)
-	startLoops(t, e, provisioning.Options{BatchIdle: time.Second, BatchMax: 3 * time.Second, NominatePods: nominate,
+	startLoops(t, e, provisioning.Options{BatchIdle: time.Second, BatchMax: 3 * time.Second, NoNomination: !nominate,
 		OnBatch: func(res *provisioning.Result, _, _ time.Time) {
 			if len(res.Claims) > 0 {
 				first.CompareAndSwap(-1, int64(len(res.Claims)))

@@ -65,12 +65,13 @@ type Options struct {
 	// Cluster Autoscaler (--expendable-pods-priority-cutoff; default
 	// scheduling.DefaultExpendableCutoff, -10). They run in the room other pods leave.
 	ExpendablePriorityCutoff *int32
-	// NominatePods: when a NodeClaim's Node registers, set status.nominatedNodeName on the
-	// pending pods planned onto the claim, so that kube-scheduler tries that node first
-	// (NominatedNodeNameForExpectation, beta and on from Kubernetes 1.35) and binds them where
-	// the plan put them (--nominate-pods). Off by default: at 10,000 pods it slows binding (see
-	// docs/performance.md).
-	NominatePods bool
+	// NoNomination turns nomination off. By default, when a NodeClaim's Node registers, the
+	// pending pods planned onto the claim get it as status.nominatedNodeName, so that
+	// kube-scheduler tries that node first (NominatedNodeNameForExpectation, beta and on from
+	// Kubernetes 1.35) and binds them where the plan put them; without it kube-scheduler's own
+	// scores spread a burst differently and the next batch buys for the difference (see
+	// docs/performance.md, "Binding where tenon planned"). --nominate-pods=false sets it.
+	NoNomination bool
 	// GangDeadline is how long a gang (a PodGroup with a gang policy) may have NodeClaims while
 	// fewer than its minCount pods are bound before the claims that hold nothing else are
 	// released (gangs.go; --gang-deadline, default DefaultGangDeadline; negative: never).
@@ -117,7 +118,7 @@ type Provisioner struct {
 	// failure in a row up to BatchMax and cleared by a batch that succeeds (Start's goroutine
 	// alone uses it).
 	backoff time.Duration
-	// nom nominates planned pods to their claims' nodes (nil without Options.NominatePods).
+	// nom nominates planned pods to their claims' nodes (nil with Options.NoNomination).
 	nom *nominator
 	// rechecking is set while a batch is due PromiseRecheck after one that left pods held by
 	// promises.
@@ -153,7 +154,7 @@ func New(d Deps, opts Options) *Provisioner {
 			ExpendablePriorityCutoff: opts.ExpendablePriorityCutoff},
 		clock: d.Clock, opts: opts, batcher: NewBatcher(d.Clock, opts.BatchIdle, opts.BatchMax), log: d.Log,
 	}
-	if opts.NominatePods {
+	if !opts.NoNomination {
 		p.nom = newNominator(d.Client, d.Cluster, d.Clock, d.Log.WithName("nominator"), p.Trigger)
 		p.source.StaleNomination = p.nom.isStale
 	}
@@ -169,7 +170,7 @@ func (p *Provisioner) NeedLeaderElection() bool { return true }
 func (p *Provisioner) Trigger() { p.batcher.Trigger() }
 
 // BeforeRegister is the NodeClaim lifecycle's hook (lifecycle.Deps.BeforeRegister): with
-// Options.NominatePods it nominates the pods planned onto claim to node before the node's
+// nomination on (Options.NoNomination false) it nominates the pods planned onto claim to node before the node's
 // unregistered taint comes off; without, it does nothing.
 func (p *Provisioner) BeforeRegister(ctx context.Context, claim *apisv1.NodeClaim, node *corev1.Node) {
 	if p.nom != nil {
