@@ -16,7 +16,8 @@ import (
 
 // BoundResult is the lower bound: at every instant, the cheapest fractional fleet that covers
 // the pods then running if every job started at its submission (pkg/solver/bound's covering
-// LP, one per change point), integrated over time.
+// LP, solved at a change point unless the last LP's covering prices prove within BoundSlack of
+// it there), integrated over time.
 type BoundResult struct {
 	CostUSD     float64   `json:"costUSD"`
 	StepSeconds float64   `json:"stepSeconds"`
@@ -26,6 +27,10 @@ type BoundResult struct {
 	// pods' requests are proportional).
 	ChangePoints int `json:"changePoints"`
 	LPs          int `json:"lps"`
+	// Priced is how many change points took, instead of an LP, the covering prices of the
+	// last LP solved (bound.CoveringPrices) summed over the pods then running: a proven bound
+	// at any demand, used only where it is within BoundSlack of an upper bound on the LP there.
+	Priced int `json:"priced"`
 	// UnplaceablePods can go on no instance type of any pool: the bound leaves them out (no
 	// policy can run them either).
 	UnplaceablePods int `json:"unplaceablePods"`
@@ -56,10 +61,23 @@ type boundClass struct {
 	group int
 }
 
+// BoundSlack is how far below the covering LP, at most, the bound may be at a change point where
+// it reuses the last LP's prices rather than solving (BoundResult.Priced): the prices are used
+// only where their sum is at least 1 − BoundSlack of an upper bound on the LP there (the last LP's
+// value plus, for the pods added since, what their classes cost alone at their cheapest price per
+// unit).
+const BoundSlack = 0.005
+
 // LowerBound computes the bound for a workload over the NodePools of env, until until (0: the
 // workload's span). The pods slot of requests is left out (a relaxation: the bound stays
 // valid, and proportional shapes merge).
 func LowerBound(env *Env, until time.Duration, buckets int) *BoundResult {
+	return lowerBound(env, until, buckets, BoundSlack)
+}
+
+// lowerBound is LowerBound with the slack the last LP's prices may be used within (negative:
+// an LP at every change point whose demand is new).
+func lowerBound(env *Env, until time.Duration, buckets int, slack float64) *BoundResult {
 	start := time.Now()
 	w := env.Workload
 	prob, classOf, mult := boundProblem(env)
@@ -94,6 +112,11 @@ func LowerBound(env *Env, until time.Duration, buckets int) *BoundResult {
 	res.StepSeconds = step.Seconds()
 	counts := make([]int64, len(prob.classes))
 	cache := map[string]float64{}
+	// The last LP solved: its value, the counts it was solved at and its covering prices per
+	// class (nil until one is solved with no count-limited class).
+	var atValue float64
+	atCounts := make([]int64, len(prob.classes))
+	var prices []float64
 	value := func() float64 {
 		// Classes of one group whose types have no count limit do not interact in the
 		// fractional covering LP: a node holds a scalar number of units, so every unit goes
@@ -117,6 +140,26 @@ func LowerBound(env *Env, until time.Duration, buckets int) *BoundResult {
 		if linear {
 			return sum
 		}
+		limited := false
+		for c, n := range counts {
+			limited = limited || n > 0 && prob.classes[c].limited
+		}
+		if prices != nil && !limited && slack >= 0 {
+			// Between L = Σ prices·counts (a bound at any counts) and U = the last LP's value
+			// plus the added pods at their classes' cheapest price per unit (the LP is monotone
+			// and subadditive, so U bounds it from above).
+			lo, up := 0.0, atValue
+			for c, n := range counts {
+				lo += prices[c] * float64(n)
+				if d := n - atCounts[c]; d > 0 {
+					up += prob.classes[c].perUnit * float64(d)
+				}
+			}
+			if lo >= (1-slack)*up {
+				res.Priced++
+				return lo
+			}
+		}
 		var key strings.Builder
 		state := map[int]int64{}
 		for c, n := range counts {
@@ -131,12 +174,18 @@ func LowerBound(env *Env, until time.Duration, buckets int) *BoundResult {
 		if v, ok := cache[key.String()]; ok {
 			return v
 		}
-		v := prob.solve(state)
+		v, pr := prob.solve(state, len(counts))
 		res.LPs++
 		if math.IsInf(v, 0) || math.IsNaN(v) {
 			v = -1
 		}
 		cache[key.String()] = v
+		prices = nil
+		if v >= 0 && !limited { // a count limit makes the LP's value depend on more than prices
+			prices = pr
+			atValue = v
+			copy(atCounts, counts)
+		}
 		return v
 	}
 	var series []float64
@@ -196,14 +245,22 @@ type lpProblem struct {
 	classes []boundClass
 }
 
-// solve returns the covering LP's value for counts of class units.
-func (lp *lpProblem) solve(state map[int]int64) float64 {
+// solve returns the covering LP's value for counts of class units (the LP of the problem as
+// given, bound.CoveringPrices), and its covering prices per class (0 for classes not in state):
+// Σ prices·counts bounds the covering LP at any counts of the classes.
+func (lp *lpProblem) solve(state map[int]int64, classes int) (float64, []float64) {
 	p := bound.Problem{Types: lp.types}
-	for _, c := range slices.Sorted(mapKeys(state)) {
+	order := slices.Sorted(mapKeys(state))
+	for _, c := range order {
 		bc := &lp.classes[c]
 		p.Classes = append(p.Classes, bound.Class{Count: int(state[c]), Demand: bc.unit, Types: bc.types, Group: -1})
 	}
-	return bound.Lower(&p, bound.CoveringOnly()).Covering
+	r := bound.Lower(&p, bound.CoveringPrices())
+	out := make([]float64, classes)
+	for i, c := range order {
+		out[c] = r.Prices[i]
+	}
+	return r.Covering, out
 }
 
 func mapKeys(m map[int]int64) func(func(int) bool) {

@@ -110,3 +110,24 @@ func TestFractionalGPUsServedByMIG(t *testing.T) {
 		}
 	}
 }
+
+// The bound's change points that reuse the last LP's covering prices instead of solving stay
+// within BoundSlack below the bound that solves an LP at every new demand, and never above it,
+// on the first 300 jobs of the mixed trace (shapes not proportional, so nearly every change
+// point is a new demand).
+func TestBoundPricedChangePoints(t *testing.T) {
+	env := sharedEnv(t, 4, mixedSharedTrace(24000, 300))
+	buckets := Options{}.withDefaults().Buckets
+	priced := LowerBound(env, 0, buckets)
+	exact := lowerBound(env, 0, buckets, -1)
+	if priced.Priced == 0 || exact.Priced != 0 {
+		t.Fatalf("priced change points: %d with the slack, %d without", priced.Priced, exact.Priced)
+	}
+	if priced.LPs >= exact.LPs {
+		t.Errorf("%d LPs with priced change points, %d without", priced.LPs, exact.LPs)
+	}
+	if priced.CostUSD > exact.CostUSD*(1+1e-9) || priced.CostUSD < (1-BoundSlack)*exact.CostUSD {
+		t.Errorf("bound $%.4f with priced change points, $%.4f without: not within [%.3f, 1]×", priced.CostUSD, exact.CostUSD, 1-BoundSlack)
+	}
+	t.Logf("bound $%.4f (%d LPs, %d priced) against $%.4f (%d LPs)", priced.CostUSD, priced.LPs, priced.Priced, exact.CostUSD, exact.LPs)
+}

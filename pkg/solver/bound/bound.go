@@ -62,6 +62,16 @@ type Result struct {
 	// that demand nothing (not even the pod slot) are left out: the bounds never see them.
 	Patterns []Pattern
 	Primal   float64
+
+	// With CoveringPrices: a price per pod of each Problem class, such that for any counts n'
+	// of the same classes (the same demands, types and groups, any Count), Σ_k Prices[k]·n'_k
+	// is a lower bound on the covering LP of that problem, and so on the cost of any packing
+	// of it. They are the covering LP's duals scaled by Farley's factor (the least c_t/Ṽ_t over
+	// the types, Ṽ_t the certified worth of one node of t at those duals), which holds whatever
+	// the counts, since the covering LP caps no class per node. At the problem's own counts the
+	// sum is at most Covering; the farther the counts move, the looser it gets. Classes the
+	// bound does not see (those that demand nothing, those of an infeasible part) are priced 0.
+	Prices []float64
 }
 
 // Option tunes Lower. Every limit is a count, never a clock, so results are reproducible.
@@ -76,6 +86,7 @@ type config struct {
 	smooth        float64
 	configuration bool
 	countingOnly  bool
+	prices        bool // CoveringPrices
 	patterns      bool
 	work          int64       // the work budget, ≤ 0: none (see Work)
 	stop          func() bool // nil: never
@@ -132,6 +143,14 @@ func CountingOnly() Option { return func(c *config) { c.countingOnly = true } }
 // CoveringOnly skips the configuration LP.
 func CoveringOnly() Option { return func(c *config) { c.configuration = false } }
 
+// CoveringPrices is CoveringOnly, and sets Result.Prices: prices per pod of each class whose
+// sum over any counts of the same classes bounds the covering LP at those counts. The types are
+// then reduced only by dominance that holds at any counts (by capacity rather than by what the
+// classes at these counts could use of a node), so the LP may take a little longer.
+func CoveringPrices() Option {
+	return func(c *config) { c.configuration, c.countingOnly, c.prices = false, false, true }
+}
+
 // WithPatterns fills Result.Patterns with the configuration LP's primal solution. It costs
 // time: the configuration LP then runs even where its certificate could not raise the bound
 // (large knapsacks), for up to 40 rounds unless MaxIterations says otherwise (its solution is
@@ -157,23 +176,27 @@ func Lower(p *Problem, opts ...Option) Result {
 	if cfg.patterns && !cfg.iterationsSet {
 		cfg.maxIterations = 40
 	}
-	in, status := prepare(p)
+	var prices []float64
+	if cfg.prices {
+		prices = make([]float64, len(p.Classes))
+	}
+	in, status := prepareWith(p, cfg.prices)
 	switch status {
 	case infeasible:
 		inf := math.Inf(1)
-		return Result{Value: inf, Covering: inf, Configuration: inf, Trivial: inf, Exact: true}
+		return Result{Value: inf, Covering: inf, Configuration: inf, Trivial: inf, Exact: true, Prices: prices}
 	case empty:
-		return Result{Exact: true}
+		return Result{Exact: true, Prices: prices}
 	}
 	if in.nK == 0 { // only pods that demand nothing
 		v := safe(in.anyNode)
-		return Result{Value: v, Trivial: v, Exact: true}
+		return Result{Value: v, Trivial: v, Exact: true, Prices: prices}
 	}
-	r := Result{Exact: true}
+	r := Result{Exact: true, Prices: prices}
 	covered := cfg.patterns && cfg.configuration
 	var patterns []Pattern
 	for _, part := range in.split() {
-		pr, nodes, ok := lowerPart(part, &cfg)
+		pr, nodes, ok := lowerPart(part, &cfg, r.Prices)
 		r.Value += pr.Value
 		r.Covering += pr.Covering
 		r.Configuration += pr.Configuration
@@ -200,8 +223,9 @@ func Lower(p *Problem, opts ...Option) Result {
 }
 
 // lowerPart bounds one independent part of the instance and, with cfg.patterns, returns the
-// configuration LP's solution and whether it covers the part's demand.
-func lowerPart(in *instance, cfg *config) (Result, []lpNode, bool) {
+// configuration LP's solution and whether it covers the part's demand. When prices is not nil
+// it sets the covering prices of the part's Problem classes (Result.Prices).
+func lowerPart(in *instance, cfg *config, prices []float64) (Result, []lpNode, bool) {
 	var r Result
 	var nodes []lpNode
 	covered := false
@@ -220,6 +244,9 @@ func lowerPart(in *instance, cfg *config) (Result, []lpNode, bool) {
 	}
 	cov := fractional(in, cfg, false, nil, nil)
 	r.Covering = safe(cov.value)
+	if prices != nil {
+		coveringPrices(in, &cov, prices)
+	}
 	r.Iterations, r.Columns = cov.rounds, cov.columns
 	if cfg.configuration {
 		bcov := fractional(in, cfg, true, cov.cols, cov.pi)
@@ -242,4 +269,33 @@ func safe(v float64) float64 {
 		return v
 	}
 	return v - relSafety*v
+}
+
+// coveringPrices sets prices[m] for the Problem classes m of the part's classes: the covering
+// duals π_k scaled by α = min_t c_t/Ṽ_t. For any counts n' of the part's classes and any
+// fractional packing of them (y_kt pods of k on x_t nodes of t, Σ_t y_kt = n'_k), Σ_k π_k y_kt
+// ≤ Ṽ_t x_t ≤ c_t x_t / α, so α Σ_k π_k n'_k ≤ Σ_t c_t x_t. Ṽ_t bounds a node of t at π over
+// all its fillings (the covering knapsacks have no count caps), so nothing depends on the
+// counts the LP was solved at.
+func coveringPrices(in *instance, cov *coverResult, prices []float64) {
+	alpha := math.Inf(1)
+	for t, v := range cov.vt {
+		if v > 0 {
+			alpha = min(alpha, in.price[t]/v)
+		}
+	}
+	if math.IsInf(alpha, 1) || math.IsNaN(alpha) || math.IsInf(cov.value, 1) {
+		return // no node is worth anything at π (or the part is infeasible): price 0
+	}
+	for k := 0; k < in.nK; k++ {
+		v := alpha * cov.pi[k]
+		if v > 0 {
+			v *= 1 - relSafety
+		} else {
+			v *= 1 + relSafety
+		}
+		for _, m := range in.members[k] {
+			prices[m] = v
+		}
+	}
 }

@@ -60,6 +60,9 @@ type instance struct {
 	effKey    []byte
 	anyNode   float64 // the cheapest type any pod may use: a packing with a pod buys one node
 	maxPrice  float64
+	// countFree drops only types that are dominated whatever the counts (by capacity, not by
+	// effective capacity), so that what is certified holds at any counts (CoveringPrices).
+	countFree bool
 }
 
 // classKey is the identity of a class for merging: pods with the same demand, usable types and
@@ -72,7 +75,11 @@ type classKey struct {
 	members []int // the Problem classes merged into it
 }
 
-func prepare(p *Problem) (*instance, prepStatus) {
+func prepare(p *Problem) (*instance, prepStatus) { return prepareWith(p, false) }
+
+// prepareWith is prepare; with countFree, types are reduced only by dominance that holds at any
+// counts (instance.countFree).
+func prepareWith(p *Problem, countFree bool) (*instance, prepStatus) {
 	for i := range p.Types {
 		t := &p.Types[i]
 		if math.IsNaN(t.Price) || math.IsInf(t.Price, 0) || t.Price < 0 {
@@ -125,7 +132,7 @@ func prepare(p *Problem) (*instance, prepStatus) {
 	if len(keys) == 0 {
 		return nil, empty
 	}
-	in := &instance{anyNode: anyNode}
+	in := &instance{anyNode: anyNode, countFree: countFree}
 	for _, k := range keys {
 		in.totalPods += k.count
 	}
@@ -229,7 +236,12 @@ func (in *instance) addTypes(p *Problem, keys []classKey) {
 	}
 	list = mergeLimited(list)
 	bounds := map[string][]int64{}
-	dropDominated(list, func(c *candidate) []int64 { return in.upper(bounds, c) }, in.effective)
+	if in.countFree {
+		capacity := func(c *candidate) []int64 { return c.capa }
+		dropDominated(list, capacity, capacity)
+	} else {
+		dropDominated(list, func(c *candidate) []int64 { return in.upper(bounds, c) }, in.effective)
+	}
 	list = slices.DeleteFunc(list, func(c *candidate) bool { return c.dropped })
 	entries := 0
 	for _, c := range list {

@@ -2,6 +2,7 @@ package bound
 
 import (
 	"flag"
+	"fmt"
 	"math"
 	"reflect"
 	"testing"
@@ -304,4 +305,59 @@ func TestJointCoverNeverAboveOptimum(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCoveringPricesHoldAtAnyCounts: with CoveringPrices, Covering is the covering LP of the
+// problem as given (gonum's solution of it), and the prices, summed over other counts of the same
+// classes, never exceed the covering LP at those counts nor its brute-force optimum, and at the
+// problem's own counts never exceed Covering.
+func TestCoveringPricesHoldAtAnyCounts(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		p := smallProblem(rapidChooser{rt})
+		r := Lower(p, CoveringPrices())
+		if len(r.Prices) != len(p.Classes) {
+			rt.Fatalf("%d prices for %d classes", len(r.Prices), len(p.Classes))
+		}
+		// With prices the types are reduced by count-free dominance only: the LP solved is the
+		// covering LP of the problem as given, never above the reduced one CoveringOnly solves.
+		if again := Lower(p, CoveringOnly()); r.Covering > again.Covering+1e-9*(1+again.Covering) {
+			rt.Fatalf("Covering %v with prices, above %v without\n%s", r.Covering, again.Covering, describe(p))
+		}
+		if math.IsInf(r.Covering, 1) {
+			return
+		}
+		if given, err := coveringLP(p); err == nil && math.Abs(r.Covering-given) > 1e-6*(1+given) {
+			rt.Fatalf("Covering %.12g with prices, the covering LP of the problem as given is %.12g\n%s", r.Covering, given, describe(p))
+		}
+		s := 0.0
+		for k, c := range p.Classes {
+			s += r.Prices[k] * float64(c.Count)
+		}
+		if s > r.Covering+1e-9*(1+r.Covering) {
+			rt.Fatalf("prices sum to %.12g at the problem's counts, above Covering %.12g\n%s", s, r.Covering, describe(p))
+		}
+		// Other counts: classes drawn to 0 are left out (the oracle LP wants every row used).
+		q := &Problem{Types: p.Types, Groups: p.Groups}
+		s = 0
+		for k, c := range p.Classes {
+			c.Count = rapid.IntRange(0, 7).Draw(rt, fmt.Sprint("count", k))
+			if c.Count > 0 {
+				q.Classes = append(q.Classes, c)
+				s += r.Prices[k] * float64(c.Count)
+			}
+		}
+		if len(q.Classes) == 0 {
+			return
+		}
+		opt := bruteForce(q)
+		if math.IsInf(opt, 1) {
+			return // infeasible at those counts (a class no type holds): nothing to compare
+		}
+		if s > opt+1e-9*(1+opt) {
+			rt.Fatalf("prices sum to %.12g at other counts, above their optimum %.12g\n%s\nat\n%s", s, opt, describe(p), describe(q))
+		}
+		if cov, err := coveringLP(q); err == nil && s > cov+1e-9*(1+cov) {
+			rt.Fatalf("prices sum to %.12g at other counts, above their covering LP %.12g\nprices %v\n%s\nat\n%s", s, cov, r.Prices, describe(p), describe(q))
+		}
+	})
 }
