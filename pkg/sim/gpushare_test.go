@@ -131,3 +131,12 @@ func TestBoundPricedChangePoints(t *testing.T) {
 	}
 	t.Logf("bound $%.4f (%d LPs, %d priced) against $%.4f (%d LPs)", priced.CostUSD, priced.LPs, priced.Priced, exact.CostUSD, exact.LPs)
 }
+
+// A bound asked for no time-series buckets gets one, rather than dividing by zero.
+func TestBoundWithoutBuckets(t *testing.T) {
+	env := sharedEnv(t, 4, "0,3600,4,500,2048,0.25,T4\n600,3600,2,1000,4096,0,\n")
+	none, one := LowerBound(env, 0, 0), LowerBound(env, 0, 1)
+	if none.CostUSD <= 0 || !near(none.CostUSD, one.CostUSD) || len(none.CostPerHour) != len(one.CostPerHour) {
+		t.Fatalf("0 buckets: $%v over %d buckets; 1 bucket: $%v over %d", none.CostUSD, len(none.CostPerHour), one.CostUSD, len(one.CostPerHour))
+	}
+}

@@ -70,9 +70,9 @@ type TypeUse struct {
 }
 
 // bucketStep is the width of the time-series buckets for a span of virtual time: span/n
-// rounded up to a whole minute.
+// rounded up to a whole minute (n < 1 is taken as one bucket).
 func bucketStep(span time.Duration, n int) time.Duration {
-	step := (span/time.Duration(n) + time.Minute - 1) / time.Minute * time.Minute
+	step := (span/time.Duration(max(n, 1)) + time.Minute - 1) / time.Minute * time.Minute
 	return max(step, time.Minute)
 }
 
