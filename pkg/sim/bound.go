@@ -281,14 +281,16 @@ func boundProblem(env *Env) (*lpProblem, []int, []int64) {
 	w := env.Workload
 	lp := &lpProblem{}
 	type ptype struct {
-		pool, idx int // idx in Pool.Types
-		t         int // in lp.types
+		pool int
+		t    int // in lp.types
+		node scheduling.Requirements
 	}
 	var pts []ptype
 	for _, p := range env.Pools {
 		q := catalog.NewQuery(p.Solver.Requirements)
-		for i, it := range p.Types {
+		for _, it := range p.Types {
 			room := it.Allocatable()
+			node := nodeRequirements(p, it)
 			best := -1
 			for oi := range it.Offerings {
 				o := &it.Offerings[oi]
@@ -299,7 +301,7 @@ func boundProblem(env *Env) (*lpProblem, []int, []int64) {
 				cap := room.Sub(ds)
 				cap[scheduling.Pods] = 0
 				if o.CapacityType == apisv1.CapacityTypeReserved {
-					pts = append(pts, ptype{p.Index, i, len(lp.types)})
+					pts = append(pts, ptype{p.Index, len(lp.types), node})
 					lp.types = append(lp.types, bound.Type{Name: it.Name + "/reserved", Price: o.Price, Capacity: cap, MaxCount: o.ReservationCapacity})
 					continue
 				}
@@ -311,7 +313,7 @@ func boundProblem(env *Env) (*lpProblem, []int, []int64) {
 				o := &it.Offerings[best]
 				cap := room.Sub(daemonRequests(env, p, it.NodeLabels(o)))
 				cap[scheduling.Pods] = 0
-				pts = append(pts, ptype{p.Index, i, len(lp.types)})
+				pts = append(pts, ptype{p.Index, len(lp.types), node})
 				lp.types = append(lp.types, bound.Type{Name: it.Name, Price: o.Price, Capacity: cap})
 			}
 		}
@@ -327,8 +329,7 @@ func boundProblem(env *Env) (*lpProblem, []int, []int64) {
 		var types []int
 		limited := false
 		for _, pt := range pts {
-			it := env.Pools[pt.pool].Types[pt.idx]
-			if !admitsType(env, pt.pool, s, it) || !demand.Fits(&lp.types[pt.t].Capacity) {
+			if !demand.Fits(&lp.types[pt.t].Capacity) || !admitsNode(env, pt.pool, s, pt.node) {
 				continue
 			}
 			types = append(types, pt.t)
@@ -400,6 +401,8 @@ func placeableShapes(env *Env) []bool {
 			if len(caps) == 0 {
 				continue
 			}
+			var node scheduling.Requirements
+			haveNode := false
 			for s := range w.Shapes {
 				if out[s] {
 					continue
@@ -409,21 +412,29 @@ func placeableShapes(env *Env) []bool {
 				if !slices.ContainsFunc(caps, func(c scheduling.Resources) bool { return demand.Fits(&c) }) {
 					continue
 				}
-				out[s] = admitsType(env, p.Index, s, it)
+				if !haveNode {
+					node, haveNode = nodeRequirements(p, it), true
+				}
+				out[s] = admitsNode(env, p.Index, s, node)
 			}
 		}
 	}
 	return out
 }
 
-// admitsType reports whether a shape may run on a type of a pool (taints and labels).
-func admitsType(env *Env, pool, shape int, it *catalog.InstanceType) bool {
+// nodeRequirements are the requirements a node of type it in pool p carries: computed once per
+// pool and type, not once per shape (the intersection allocates).
+func nodeRequirements(p *Pool, it *catalog.InstanceType) scheduling.Requirements {
+	return p.Reqs.Intersect(it.Requirements)
+}
+
+// admitsNode reports whether a shape may run on a node of a pool (taints and labels), node being
+// the requirements of the pool's node of some type (nodeRequirements).
+func admitsNode(env *Env, pool, shape int, node scheduling.Requirements) bool {
 	sh := &env.Workload.Shapes[shape]
-	p := env.Pools[pool]
-	if scheduling.UntoleratedTaint(sh.tolerations, p.Taints) != nil {
+	if scheduling.UntoleratedTaint(sh.tolerations, env.Pools[pool].Taints) != nil {
 		return false
 	}
-	node := p.Reqs.Intersect(it.Requirements)
 	for _, a := range sh.alts {
 		if scheduling.Compatible(node, a, scheduling.AllowUndefinedWellKnown) == nil {
 			return true

@@ -21,6 +21,7 @@ type ktype struct {
 	// allows it, else on-demand; the cheapest of its kind), price its price.
 	launch catalog.Offering
 	price  float64
+	node   scheduling.Requirements // the pool's node of this type (nodeRequirements)
 }
 
 // ksched is Karpenter's provisioning scheduler as documented: pods by CPU then memory,
@@ -71,7 +72,7 @@ func newKsched(env *Env, reserved bool) *ksched {
 			if b < 0 {
 				continue
 			}
-			kt := ktype{it: it, launch: it.Offerings[b], price: it.Offerings[b].Price}
+			kt := ktype{it: it, launch: it.Offerings[b], price: it.Offerings[b].Price, node: nodeRequirements(p, it)}
 			kt.alloc = it.Allocatable().Sub(daemonRequests(env, p, it.NodeLabels(&kt.launch)))
 			k.types[p.Index] = append(k.types[p.Index], kt)
 		}
@@ -102,9 +103,8 @@ func (k *ksched) admits(pool, shape int) []bool {
 	m := make([]bool, len(k.types[pool]))
 	if scheduling.UntoleratedTaint(sh.tolerations, p.Taints) == nil {
 		for i, kt := range k.types[pool] {
-			node := p.Reqs.Intersect(kt.it.Requirements)
 			for _, a := range sh.alts {
-				if scheduling.Compatible(node, a, scheduling.AllowUndefinedWellKnown) == nil {
+				if scheduling.Compatible(kt.node, a, scheduling.AllowUndefinedWellKnown) == nil {
 					m[i] = true
 					break
 				}
