@@ -401,8 +401,7 @@ func placeableShapes(env *Env) []bool {
 			if len(caps) == 0 {
 				continue
 			}
-			var node scheduling.Requirements
-			haveNode := false
+			node := nodeRequirements(p, it)
 			for s := range w.Shapes {
 				if out[s] {
 					continue
@@ -411,9 +410,6 @@ func placeableShapes(env *Env) []bool {
 				demand[scheduling.Pods] = 0
 				if !slices.ContainsFunc(caps, func(c scheduling.Resources) bool { return demand.Fits(&c) }) {
 					continue
-				}
-				if !haveNode {
-					node, haveNode = nodeRequirements(p, it), true
 				}
 				out[s] = admitsNode(env, p.Index, s, node)
 			}
