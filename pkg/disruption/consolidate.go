@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -222,6 +223,24 @@ func (d *decider) evaluate(cs []*candidate, kind evalKind) (*Command, *Skip, err
 	if pdb := d.pdbs.blocking(all); pdb != "" {
 		return reject(SkipPDB, "evicting its pods would violate PodDisruptionBudget %s", pdb)
 	}
+	price := d.price(cs)
+	opts := d.opts.forPool(cs[0].pool)
+	floor := max(opts.MinSavingsPerHour, opts.MinSavingsFraction*price)
+	// The cheap necessary condition first: what the pods must cost on new capacity, from room
+	// and prices alone, against what removing the nodes must save. Reserved nodes go to the
+	// solve, whose reservedRules say why they stay.
+	if least, ok := d.world.floor(names, placeOf(cs), kind == evalMulti); ok && !slices.ContainsFunc(cs, reserved) {
+		switch most := price - least; {
+		case math.IsInf(least, 1) && kind == evalSingle:
+			// Let the solve say which pods go nowhere.
+		case math.IsInf(least, 1):
+			return reject(SkipNotCheaper, "no instance type holds what the other nodes have no room for")
+		case most <= 0:
+			return reject(SkipNotCheaper, "its pods would need at least $%.4f/h of new capacity, it costs $%.4f/h", least, price)
+		case most < floor:
+			return reject(SkipSavingsFloor, "it would save at most $%.4f/h, under the floor of $%.4f/h", most, floor)
+		}
+	}
 	o, err := d.world.remove(names, placeOf(cs))
 	if err != nil {
 		return nil, nil, err
@@ -245,15 +264,12 @@ func (d *decider) evaluate(cs []*candidate, kind evalKind) (*Command, *Skip, err
 	if r, msg := d.reservedRules(cs, o); r != "" {
 		return reject(r, "%s", msg)
 	}
-	price := d.price(cs)
-	opts := d.opts.forPool(cs[0].pool)
 	// Replacements cost what they launch at; the delta also covers pending pods the removal
 	// would push onto new capacity.
 	savings := price - o.delta
 	if savings <= 0 {
 		return reject(SkipNotCheaper, "its pods would cost $%.4f/h elsewhere, it costs $%.4f/h", o.delta, price)
 	}
-	floor := max(opts.MinSavingsPerHour, opts.MinSavingsFraction*price)
 	if savings < floor {
 		return reject(SkipSavingsFloor, "it would save $%.4f/h, under the floor of $%.4f/h", savings, floor)
 	}
@@ -415,8 +431,9 @@ func (d *decider) spotRules(cs []*candidate, o *outcome, opts Options) (SkipReas
 			return SkipSpotToSpotTooNew, fmt.Sprintf("spot-to-spot waits until the node is %s old (it is %s)", opts.SpotToSpotMinAge, age.Round(1e9))
 		}
 		cheaper := 0
+		q := catalog.NewQuery(r.Requirements)
 		for _, it := range r.InstanceTypes {
-			if o, ok := it.CheapestOffering(r.Requirements); ok && o.Price < c.Price {
+			if i := q.Cheapest(it); i >= 0 && it.Offerings[i].Price < c.Price {
 				cheaper++
 			}
 		}
@@ -427,6 +444,8 @@ func (d *decider) spotRules(cs []*candidate, o *outcome, opts Options) (SkipReas
 	}
 	return "", ""
 }
+
+func reserved(c *candidate) bool { return c.CapacityType == apisv1.CapacityTypeReserved }
 
 func allSpot(cs []*candidate) bool {
 	return !slices.ContainsFunc(cs, func(c *candidate) bool { return c.CapacityType != apisv1.CapacityTypeSpot })

@@ -310,12 +310,16 @@ func (h *hasher) res(r *scheduling.Resources) {
 	}
 }
 
+// labels covers a map whatever its iteration order: the entries' hashes are summed, so no
+// sort (a node's labels are hashed every pass).
 func (h *hasher) labels(m map[string]string) {
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		h.str(k)
-		h.str(m[k])
+	seed := h.h.Seed()
+	var sum uint64
+	for k, v := range m {
+		sum += maphash.String(seed, k)*0x9e3779b97f4a7c15 ^ maphash.String(seed, v)
 	}
-	h.h.WriteByte(1)
+	h.u64(uint64(len(m)))
+	h.u64(sum)
 }
 
 func (h *hasher) taints(ts []corev1.Taint) {
@@ -348,8 +352,16 @@ func (h *hasher) pod(p *corev1.Pod) (scheduling.Resources, bool) {
 	for _, c := range p.Spec.TopologySpreadConstraints {
 		h.str(c.String())
 	}
-	for _, t := range p.Spec.Tolerations {
-		h.str(t.String())
+	for i := range p.Spec.Tolerations {
+		t := &p.Spec.Tolerations[i]
+		h.str(t.Key)
+		h.str(string(t.Operator))
+		h.str(t.Value)
+		h.str(string(t.Effect))
+		if t.TolerationSeconds != nil {
+			h.u64(uint64(*t.TolerationSeconds))
+		}
+		h.h.WriteByte(3)
 	}
 	if p.Spec.Priority != nil {
 		h.u64(uint64(*p.Spec.Priority))

@@ -133,9 +133,14 @@ func (c *Claim) Narrow(keep func(it *catalog.InstanceType, price float64) bool) 
 	var kept []*catalog.InstanceType
 	var best *catalog.InstanceType
 	var bestOff catalog.Offering
+	q := catalog.NewQuery(c.Requirements)
 	for _, it := range c.InstanceTypes {
-		o, ok := it.CheapestOffering(c.Requirements)
-		if !ok || !keep(it, o.Price) {
+		i := q.Cheapest(it)
+		if i < 0 {
+			continue
+		}
+		o := it.Offerings[i]
+		if !keep(it, o.Price) {
 			continue
 		}
 		kept = append(kept, it)

@@ -22,6 +22,7 @@ type Prepared struct {
 	anti         []existingAnti  // required anti-affinity terms of running pods
 	memos        map[string]*groupMemo
 	guide        *guideTypes // built on the first guided solve
+	floor        *floorRoom  // built on the first CapacityFloor
 }
 
 // existingAnti is a required anti-affinity term of a running pod, on the target at index base.

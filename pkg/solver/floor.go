@@ -1,0 +1,190 @@
+package solver
+
+import (
+	"math"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tenon-sh/tenon/pkg/scheduling"
+)
+
+// FloorOptions shape the question CapacityFloor answers.
+type FloorOptions struct {
+	// ExcludeNodes are treated as gone, as Options.ExcludeNodes.
+	ExcludeNodes []string
+	// InitializedOnly counts room only on initialized nodes, not on uninitialized ones or
+	// claims in flight: the floor is then one under the plans that put none of the pods there.
+	InitializedOnly bool
+	// OneClaim bounds the plans that buy at most one new claim.
+	OneClaim bool
+}
+
+// CapacityFloor returns a lower bound on the price of the new claims that any plan placing
+// every one of pods on the prepared snapshot buys, when pods are all the solve places (no
+// other pod is pending), from room and prices alone: what the other nodes' free room cannot hold
+// in some resource (and every pod that fits no single other node) must go to new claims, which
+// cost at least the cheapest price per unit of that resource, and at least the cheapest type
+// that holds such a pod. It ignores everything else that constrains a plan (labels, taints,
+// affinity, spreads, limits, zones, reservations), each of which can only make a plan dearer,
+// so the floor holds for every plan a solve can return.
+//
+// The floor is +Inf when no such plan exists: what must go to new claims (with OneClaim, all of
+// it on one) fits no instance type. It reports false when it cannot tell: a pod's requests
+// cannot be read. This is the cheap necessary condition the disruption loop asks before simulating a
+// candidate: a node whose pods cost at least its price elsewhere is not worth a solve.
+func (p *Prepared) CapacityFloor(pods []*corev1.Pod, opts FloorOptions) (float64, bool) {
+	f := p.floorState(opts.InitializedOnly)
+	var excluded []int32
+	others := f.total
+	for _, name := range opts.ExcludeNodes {
+		if i, ok := f.byName[name]; ok {
+			excluded = append(excluded, i)
+			free := f.free[i]
+			others = others.Sub(free)
+		}
+	}
+	var need, stuck scheduling.Resources
+	floor := 0.0
+	for _, pod := range pods {
+		req, err := scheduling.PodRequests(pod)
+		if err != nil {
+			return 0, false
+		}
+		need = need.Add(req)
+		if f.housed(req, excluded) {
+			continue
+		}
+		stuck = stuck.Add(req)
+		if !opts.OneClaim {
+			floor = max(floor, p.cheapestHolding(&req))
+		}
+	}
+	var residual scheduling.Resources
+	for r := range need {
+		residual[r] = max(need[r]-max(others[r], 0), stuck[r], 0)
+	}
+	if residual.IsZero() {
+		return 0, true
+	}
+	if opts.OneClaim {
+		return p.cheapestHolding(&residual), true
+	}
+	for r, v := range residual {
+		if v > 0 {
+			floor = max(floor, float64(v)*f.unit[r]) // +Inf when no type has the resource
+		}
+	}
+	return floor, true
+}
+
+// floorRoom is what CapacityFloor knows of a prepared snapshot, built on its first question.
+type floorRoom struct {
+	initializedOnly bool
+	// byName indexes free by node name; free is each counted node's room (never negative),
+	// total their sum.
+	byName map[string]int32
+	free   []scheduling.Resources
+	total  scheduling.Resources
+	// unit is, per resource, the least price per unit any pool's type asks (+Inf when none
+	// has the resource).
+	unit [scheduling.NumResources]float64
+	// fit caches, by request, the first two counted nodes with room for it (-1: none).
+	fit map[scheduling.Resources][2]int32
+}
+
+func (p *Prepared) floorState(initializedOnly bool) *floorRoom {
+	if f := p.floor; f != nil && f.initializedOnly == initializedOnly {
+		return f
+	}
+	b := p.base
+	f := &floorRoom{initializedOnly: initializedOnly, byName: make(map[string]int32, len(b.targets)),
+		fit: map[scheduling.Resources][2]int32{}}
+	for _, t := range b.targets {
+		if initializedOnly && (!t.node.Initialized || t.node.InFlight) {
+			continue
+		}
+		var free scheduling.Resources
+		for r, v := range t.free0 {
+			free[r] = max(v, 0)
+		}
+		f.byName[t.node.Name] = int32(len(f.free))
+		f.free = append(f.free, free)
+		f.total = f.total.Add(free)
+	}
+	for r := range f.unit {
+		f.unit[r] = math.Inf(1)
+	}
+	for _, pl := range b.pools {
+		for _, t := range pl.types {
+			price := t.offers[0].price
+			for r, v := range t.alloc {
+				if v > 0 {
+					f.unit[r] = min(f.unit[r], price/float64(v))
+				}
+			}
+		}
+	}
+	p.floor = f
+	return f
+}
+
+// housed reports whether a counted node not in excluded has room for req.
+func (f *floorRoom) housed(req scheduling.Resources, excluded []int32) bool {
+	first, ok := f.fit[req]
+	if !ok {
+		first = [2]int32{-1, -1}
+		k := 0
+		for i := range f.free {
+			if req.Fits(&f.free[i]) {
+				first[k] = int32(i)
+				if k++; k == len(first) {
+					break
+				}
+			}
+		}
+		f.fit[req] = first
+	}
+	out := func(i int32) bool {
+		for _, e := range excluded {
+			if e == i {
+				return true
+			}
+		}
+		return false
+	}
+	for _, i := range first {
+		if i < 0 {
+			return false
+		}
+		if !out(i) {
+			return true
+		}
+	}
+	// Both are excluded: look further.
+	for i := range f.free {
+		if !out(int32(i)) && req.Fits(&f.free[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// cheapestHolding is the least price of a type of any pool whose allocatable (less its
+// DaemonSets) holds need, +Inf when there is none.
+func (p *Prepared) cheapestHolding(need *scheduling.Resources) float64 {
+	best := math.Inf(1)
+	want := indexedWant(need)
+	for _, pl := range p.base.pools {
+		for ti := pl.fits.first(0, &want); ti >= 0; ti = pl.fits.first(ti+1, &want) {
+			t := pl.types[ti]
+			if t.offers[0].price >= best {
+				break
+			}
+			if need.Fits(&t.alloc) {
+				best = t.offers[0].price
+				break
+			}
+		}
+	}
+	return best
+}

@@ -1,0 +1,103 @@
+package solver
+
+import (
+	"math"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// TestPropertyCapacityFloor: no plan a solve returns is cheaper than the capacity floor, among
+// the plans the floor speaks of (every pod placed; none on a node not initialized when it counts
+// only initialized nodes; at most one claim when it bounds one claim).
+func TestPropertyCapacityFloor(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		snap := drawSnapshot(t)
+		prep, err := Prepare(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for round := 0; round < 3; round++ {
+			var exclude []string
+			for _, n := range snap.Nodes {
+				if rapid.Bool().Draw(t, "exclude") {
+					exclude = append(exclude, n.Name)
+				}
+			}
+			fo := FloorOptions{ExcludeNodes: exclude, InitializedOnly: rapid.Bool().Draw(t, "initializedOnly"), OneClaim: rapid.Bool().Draw(t, "oneClaim")}
+			floor, ok := prep.CapacityFloor(snap.Pods, fo)
+			if !ok {
+				continue
+			}
+			for _, guide := range []bool{false, true} {
+				plan, err := prep.Solve(snap.Pods, Options{ExcludeNodes: exclude, NoGuide: !guide})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(plan.Unschedulable) > 0 || fo.OneClaim && len(plan.Claims) > 1 {
+					continue
+				}
+				onUninitialized := false
+				for _, pl := range plan.Placements {
+					for _, n := range snap.Nodes {
+						if n.Name == pl.Node && (!n.Initialized || n.InFlight) {
+							onUninitialized = true
+						}
+					}
+				}
+				if fo.InitializedOnly && onUninitialized {
+					continue
+				}
+				if plan.Price < floor-1e-9*max(1, floor) {
+					t.Fatalf("round %d (%+v, guided %v): plan at $%.6f/h is under the floor $%.6f/h\n%s", round, fo, guide, plan.Price, floor, describe(plan))
+				}
+			}
+		}
+	})
+}
+
+// TestCapacityFloor: a node's pods that no other node has room for cost at least the cheapest
+// type that holds them; pods that fit elsewhere cost nothing; pods no type holds cannot be placed.
+func TestCapacityFloor(t *testing.T) {
+	its := types(t, "m5.large", "m5.xlarge", "m5.2xlarge", "c5.large")
+	full := Node{Name: "full", Allocatable: its[0].Allocatable(), Initialized: true, Pods: pods(1, "1800m", "6Gi")}
+	roomy := Node{Name: "roomy", Allocatable: its[2].Allocatable(), Initialized: true}
+	snap := &Snapshot{NodePools: []NodePool{nodePool("general", its, onDemand())}, Nodes: []Node{full, roomy}}
+	prep, err := Prepare(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	price := func(name string) float64 {
+		for _, it := range its {
+			if it.Name == name {
+				o, _ := it.CheapestOffering(onDemand())
+				return o.Price
+			}
+		}
+		t.Fatalf("no %s", name)
+		return 0
+	}
+	for _, tc := range []struct {
+		name    string
+		pods    int
+		cpu     string
+		exclude []string
+		opts    FloorOptions
+		want    float64
+		ok      bool
+	}{
+		{name: "fits the roomy node", pods: 2, cpu: "1", exclude: []string{"full"}, want: 0, ok: true},
+		{name: "the roomy node gone", pods: 1, cpu: "1", exclude: []string{"full", "roomy"}, want: price("c5.large"), ok: true},
+		{name: "more than the roomy node holds, one claim", pods: 10, cpu: "1", exclude: []string{"full"}, opts: FloorOptions{OneClaim: true}, want: price("m5.xlarge"), ok: true},
+		{name: "no type holds it", pods: 1, cpu: "64", exclude: []string{"full"}, want: math.Inf(1), ok: true},
+		{name: "no type holds them together", pods: 12, cpu: "1", exclude: []string{"full", "roomy"}, opts: FloorOptions{OneClaim: true}, want: math.Inf(1), ok: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.opts.ExcludeNodes = tc.exclude
+			got, ok := prep.CapacityFloor(pods(tc.pods, tc.cpu, "1Gi"), tc.opts)
+			if ok != tc.ok || ok && got != tc.want && math.Abs(got-tc.want) > 1e-9 {
+				t.Fatalf("floor %.4f, %v; want %.4f, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
