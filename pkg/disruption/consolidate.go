@@ -11,6 +11,7 @@ import (
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/solver"
 )
 
@@ -229,7 +230,8 @@ func (d *decider) evaluate(cs []*candidate, kind evalKind) (*Command, *Skip, err
 	// The cheap necessary condition first: what the pods must cost on new capacity, from room
 	// and prices alone, against what removing the nodes must save. Reserved nodes go to the
 	// solve, whose reservedRules say why they stay.
-	if least, ok := d.world.floor(names, placeOf(cs), kind == evalMulti); ok && !slices.ContainsFunc(cs, reserved) {
+	if fl, ok := d.world.floor(names, placeOf(cs), kind == evalMulti); ok && !slices.ContainsFunc(cs, reserved) {
+		least := fl.Price
 		switch most := price - least; {
 		case math.IsInf(least, 1) && kind == evalSingle:
 			// Let the solve say which pods go nowhere.
@@ -239,6 +241,9 @@ func (d *decider) evaluate(cs []*candidate, kind evalKind) (*Command, *Skip, err
 			return reject(SkipNotCheaper, "its pods would need at least $%.4f/h of new capacity, it costs $%.4f/h", least, price)
 		case most < floor:
 			return reject(SkipSavingsFloor, "it would save at most $%.4f/h, under the floor of $%.4f/h", most, floor)
+		}
+		if r, msg := d.spotFloor(cs, fl.Homeless, opts); r != "" {
+			return reject(r, "%s", msg)
 		}
 	}
 	o, err := d.world.remove(names, placeOf(cs))
@@ -441,6 +446,30 @@ func (d *decider) spotRules(cs []*candidate, o *outcome, opts Options) (SkipReas
 			return SkipSpotToSpot, fmt.Sprintf("spot-to-spot needs %d instance types cheaper than the node, %d are", opts.SpotToSpotMinInstanceTypes, cheaper)
 		}
 		truncateCheaper(r, c.Price)
+	}
+	return "", ""
+}
+
+// spotFloor applies spotRules before a solve, from the pods of a spot node that no other node
+// has room for (homeless): each lands on a replacement whose instance type holds it. When no type
+// that is not spot holds one of them for less than the node, its replacement is spot or no
+// cheaper than the node, and spot needs the feature gate and enough cheaper types holding it.
+func (d *decider) spotFloor(cs []*candidate, homeless []scheduling.Resources, opts Options) (SkipReason, string) {
+	if len(cs) != 1 || cs[0].CapacityType != apisv1.CapacityTypeSpot {
+		return "", ""
+	}
+	price := cs[0].Price
+	for i := range homeless {
+		h := &homeless[i]
+		if d.world.prep.TypesHolding(h, price, true, 1) > 0 {
+			continue
+		}
+		if !opts.SpotToSpotConsolidation {
+			return SkipSpotToSpot, "spot-to-spot consolidation is off (feature gate SpotToSpotConsolidation): only spot capacity cheaper than the node holds its pods"
+		}
+		if n := d.world.prep.TypesHolding(h, price, false, opts.SpotToSpotMinInstanceTypes); n < opts.SpotToSpotMinInstanceTypes {
+			return SkipSpotToSpot, fmt.Sprintf("spot-to-spot needs %d instance types cheaper than the node, at most %d hold its pods", opts.SpotToSpotMinInstanceTypes, n)
+		}
 	}
 	return "", ""
 }

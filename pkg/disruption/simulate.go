@@ -156,12 +156,13 @@ func (w *world) remove(nodes []string, pods []*corev1.Pod) (*outcome, error) {
 // rejects what a solve would accept (+Inf: no plan of that kind places the pods). Only the room of initialized nodes counts: a plan that puts
 // the pods elsewhere is refused anyway. With pods pending it cannot tell: the backlog's own
 // claims may have room to spare.
-func (w *world) floor(nodes []string, pods []*corev1.Pod, oneClaim bool) (float64, bool) {
+func (w *world) floor(nodes []string, pods []*corev1.Pod, oneClaim bool) (solver.Floor, bool) {
 	if len(w.snap.Pods) > 0 {
-		return 0, false
+		return solver.Floor{}, false
 	}
 	f, ok := w.prep.CapacityFloor(pods, solver.FloorOptions{ExcludeNodes: nodes, InitializedOnly: true, OneClaim: oneClaim})
-	return f * (1 - 1e-9), ok
+	f.Price *= 1 - 1e-9
+	return f, ok
 }
 
 // commit applies a command to the world: its candidates are marked for deletion, and its

@@ -8,6 +8,15 @@ import (
 	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
 
+// Floor is CapacityFloor's answer.
+type Floor struct {
+	// Price is the lower bound on the price of the new claims.
+	Price float64
+	// Homeless are the requests of the pods that fit no single counted node: in every plan the
+	// bound speaks of, each is on a new claim, whose instance type holds it.
+	Homeless []scheduling.Resources
+}
+
 // FloorOptions shape the question CapacityFloor answers.
 type FloorOptions struct {
 	// ExcludeNodes are treated as gone, as Options.ExcludeNodes.
@@ -32,7 +41,7 @@ type FloorOptions struct {
 // it on one) fits no instance type. It reports false when it cannot tell: a pod's requests
 // cannot be read. This is the cheap necessary condition the disruption loop asks before simulating a
 // candidate: a node whose pods cost at least its price elsewhere is not worth a solve.
-func (p *Prepared) CapacityFloor(pods []*corev1.Pod, opts FloorOptions) (float64, bool) {
+func (p *Prepared) CapacityFloor(pods []*corev1.Pod, opts FloorOptions) (Floor, bool) {
 	f := p.floorState(opts.InitializedOnly)
 	var excluded []int32
 	others := f.total
@@ -44,19 +53,20 @@ func (p *Prepared) CapacityFloor(pods []*corev1.Pod, opts FloorOptions) (float64
 		}
 	}
 	var need, stuck scheduling.Resources
-	floor := 0.0
+	var out Floor
 	for _, pod := range pods {
 		req, err := scheduling.PodRequests(pod)
 		if err != nil {
-			return 0, false
+			return Floor{}, false
 		}
 		need = need.Add(req)
 		if f.housed(req, excluded) {
 			continue
 		}
 		stuck = stuck.Add(req)
+		out.Homeless = append(out.Homeless, req)
 		if !opts.OneClaim {
-			floor = max(floor, p.cheapestHolding(&req))
+			out.Price = max(out.Price, p.cheapestHolding(&req))
 		}
 	}
 	var residual scheduling.Resources
@@ -64,17 +74,18 @@ func (p *Prepared) CapacityFloor(pods []*corev1.Pod, opts FloorOptions) (float64
 		residual[r] = max(need[r]-max(others[r], 0), stuck[r], 0)
 	}
 	if residual.IsZero() {
-		return 0, true
+		return out, true
 	}
 	if opts.OneClaim {
-		return p.cheapestHolding(&residual), true
+		out.Price = p.cheapestHolding(&residual)
+		return out, true
 	}
 	for r, v := range residual {
 		if v > 0 {
-			floor = max(floor, float64(v)*f.unit[r]) // +Inf when no type has the resource
+			out.Price = max(out.Price, float64(v)*f.unit[r]) // +Inf when no type has the resource
 		}
 	}
-	return floor, true
+	return out, true
 }
 
 // floorRoom is what CapacityFloor knows of a prepared snapshot, built on its first question.
@@ -187,4 +198,33 @@ func (p *Prepared) cheapestHolding(need *scheduling.Resources) float64 {
 		}
 	}
 	return best
+}
+
+// TypesHolding counts, up to limit, the instance types of the pools (a type in two pools
+// counts twice) whose allocatable (less their DaemonSets) holds need and that the pool offers
+// under price: by any usable offering, or with notSpot by one that is not spot.
+func (p *Prepared) TypesHolding(need *scheduling.Resources, price float64, notSpot bool, limit int) int {
+	n := 0
+	want := indexedWant(need)
+	for _, pl := range p.base.pools {
+		for ti := pl.fits.first(0, &want); ti >= 0 && n < limit; ti = pl.fits.first(ti+1, &want) {
+			t := pl.types[ti]
+			if t.offers[0].price >= price {
+				break
+			}
+			if !need.Fits(&t.alloc) {
+				continue
+			}
+			for _, o := range t.offers {
+				if o.price >= price {
+					break
+				}
+				if !notSpot || o.ct != ctSpot {
+					n++
+					break
+				}
+			}
+		}
+	}
+	return n
 }

@@ -5,6 +5,10 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
 
 // TestPropertyCapacityFloor: no plan a solve returns is cheaper than the capacity floor, among
@@ -25,10 +29,11 @@ func TestPropertyCapacityFloor(t *testing.T) {
 				}
 			}
 			fo := FloorOptions{ExcludeNodes: exclude, InitializedOnly: rapid.Bool().Draw(t, "initializedOnly"), OneClaim: rapid.Bool().Draw(t, "oneClaim")}
-			floor, ok := prep.CapacityFloor(snap.Pods, fo)
+			fl, ok := prep.CapacityFloor(snap.Pods, fo)
 			if !ok {
 				continue
 			}
+			floor := fl.Price
 			for _, guide := range []bool{false, true} {
 				plan, err := prep.Solve(snap.Pods, Options{ExcludeNodes: exclude, NoGuide: !guide})
 				if err != nil {
@@ -50,6 +55,18 @@ func TestPropertyCapacityFloor(t *testing.T) {
 				}
 				if plan.Price < floor-1e-9*max(1, floor) {
 					t.Fatalf("round %d (%+v, guided %v): plan at $%.6f/h is under the floor $%.6f/h\n%s", round, fo, guide, plan.Price, floor, describe(plan))
+				}
+				onClaims := map[scheduling.Resources]int{}
+				for _, c := range plan.Claims {
+					for _, pod := range c.Pods {
+						req, _ := scheduling.PodRequests(pod)
+						onClaims[req]++
+					}
+				}
+				for _, h := range fl.Homeless {
+					if onClaims[h]--; onClaims[h] < 0 {
+						t.Fatalf("round %d: a homeless pod (%s) is not on a new claim\n%s", round, h, describe(plan))
+					}
 				}
 			}
 		}
@@ -94,10 +111,50 @@ func TestCapacityFloor(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.opts.ExcludeNodes = tc.exclude
-			got, ok := prep.CapacityFloor(pods(tc.pods, tc.cpu, "1Gi"), tc.opts)
+			fl, ok := prep.CapacityFloor(pods(tc.pods, tc.cpu, "1Gi"), tc.opts)
+			got := fl.Price
 			if ok != tc.ok || ok && got != tc.want && math.Abs(got-tc.want) > 1e-9 {
 				t.Fatalf("floor %.4f, %v; want %.4f, %v", got, ok, tc.want, tc.ok)
 			}
 		})
 	}
+}
+
+// TestPropertyTypesHolding: a claim's options that hold one of its pods and are offered under a
+// price are never more than TypesHolding counts for that pod and price.
+func TestPropertyTypesHolding(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		snap := drawSnapshot(t)
+		prep, err := Prepare(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := prep.Solve(snap.Pods, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		scale := rapid.Float64Range(0.5, 3).Draw(t, "scale")
+		for _, c := range plan.Claims {
+			under := c.Price * scale
+			q := catalog.NewQuery(c.Requirements)
+			for _, pod := range c.Pods {
+				req, _ := scheduling.PodRequests(pod)
+				for _, notSpot := range []bool{false, true} {
+					want := 0
+					for _, it := range c.InstanceTypes {
+						for i := range it.Offerings {
+							o := &it.Offerings[i]
+							if o.Usable() && o.Price < under && q.OfferingMatches(o) && (!notSpot || o.CapacityType != apisv1.CapacityTypeSpot) {
+								want++
+								break
+							}
+						}
+					}
+					if got := prep.TypesHolding(&req, under, notSpot, len(c.InstanceTypes)+1); got < want {
+						t.Fatalf("claim %s: %d options hold %s under $%.4f/h (notSpot %v), TypesHolding counts %d", c.Hostname, want, req, under, notSpot, got)
+					}
+				}
+			}
+		}
+	})
 }
