@@ -151,18 +151,31 @@ func (w *world) remove(nodes []string, pods []*corev1.Pod) (*outcome, error) {
 	return o, nil
 }
 
-// floor is a lower bound on what placing pods with nodes gone costs on new capacity, when the
-// solver can tell (solver.Prepared.CapacityFloor), a little under it so that rounding never
-// rejects what a solve would accept (+Inf: no plan of that kind places the pods). Only the room of initialized nodes counts: a plan that puts
-// the pods elsewhere is refused anyway. With pods pending it cannot tell: the backlog's own
-// claims may have room to spare.
+// floor is a lower bound on what placing pods with nodes gone adds on new capacity to what
+// the pending backlog costs alone, when the solver can tell (solver.Prepared.CapacityFloor),
+// a little under it so that rounding never rejects what a solve would accept (+Inf: no plan of
+// that kind places the pods). Only the room of initialized nodes counts: a plan that puts the
+// pods elsewhere is refused anyway. Pending pods only take room and add claims, so the floor
+// of the pods alone bounds the plan with the backlog; less the backlog's own plan, it bounds
+// the difference. When that plan buys anything, the floor says nothing of single pods (their
+// replacement may be one of the backlog's claims).
 func (w *world) floor(nodes []string, pods []*corev1.Pod, oneClaim bool) (solver.Floor, bool) {
-	if len(w.snap.Pods) > 0 {
+	f, ok := w.prep.CapacityFloor(pods, solver.FloorOptions{ExcludeNodes: nodes, InitializedOnly: true, OneClaim: oneClaim})
+	if !ok {
 		return solver.Floor{}, false
 	}
-	f, ok := w.prep.CapacityFloor(pods, solver.FloorOptions{ExcludeNodes: nodes, InitializedOnly: true, OneClaim: oneClaim})
 	f.Price *= 1 - 1e-9
-	return f, ok
+	if len(w.snap.Pods) == 0 {
+		return f, true
+	}
+	base, err := w.basePlan()
+	if err != nil {
+		return solver.Floor{}, false
+	}
+	if len(base.Claims) == 0 && base.Price == 0 {
+		return f, true
+	}
+	return solver.Floor{Price: f.Price - base.Price*(1+1e-9)}, true
 }
 
 // commit applies a command to the world: its candidates are marked for deletion, and its

@@ -32,8 +32,10 @@ type FloorOptions struct {
 // every one of pods on the prepared snapshot buys, when pods are all the solve places (no
 // other pod is pending), from room and prices alone: what the other nodes' free room cannot hold
 // in some resource (and every pod that fits no single other node) must go to new claims, which
-// cost at least the cheapest price per unit of that resource, and at least the cheapest type
-// that holds such a pod. It ignores everything else that constrains a plan (labels, taints,
+// cost at least the cheapest price per unit of that resource; each pod that fits no other node
+// costs at least its share of that resource at the cheapest price per unit among the types
+// that hold it (the shares of a claim's pods add up to no more than the claim's price), and
+// the whole claim of the dearest such pod at least the cheapest type that holds it. It ignores everything else that constrains a plan (labels, taints,
 // affinity, spreads, limits, zones, reservations), each of which can only make a plan dearer,
 // so the floor holds for every plan a solve can return.
 //
@@ -54,6 +56,8 @@ func (p *Prepared) CapacityFloor(pods []*corev1.Pod, opts FloorOptions) (Floor, 
 	}
 	var need, stuck scheduling.Resources
 	var out Floor
+	// each[r] prices the homeless pods' share of resource r on the types that hold them.
+	var each [scheduling.NumResources]float64
 	for _, pod := range pods {
 		req, err := scheduling.PodRequests(pod)
 		if err != nil {
@@ -68,6 +72,15 @@ func (p *Prepared) CapacityFloor(pods []*corev1.Pod, opts FloorOptions) (Floor, 
 		if !opts.OneClaim {
 			out.Price = max(out.Price, p.cheapestHolding(&req))
 		}
+		u := p.unitsHolding(&req)
+		for r, v := range req {
+			if v > 0 {
+				each[r] += float64(v) * u[r] // +Inf when no type holds it
+			}
+		}
+	}
+	for _, v := range each {
+		out.Price = max(out.Price, v)
 	}
 	var residual scheduling.Resources
 	for r := range need {
@@ -77,7 +90,7 @@ func (p *Prepared) CapacityFloor(pods []*corev1.Pod, opts FloorOptions) (Floor, 
 		return out, true
 	}
 	if opts.OneClaim {
-		out.Price = p.cheapestHolding(&residual)
+		out.Price = max(out.Price, p.cheapestHolding(&residual))
 		return out, true
 	}
 	for r, v := range residual {
@@ -90,7 +103,6 @@ func (p *Prepared) CapacityFloor(pods []*corev1.Pod, opts FloorOptions) (Floor, 
 
 // floorRoom is what CapacityFloor knows of a prepared snapshot, built on its first question.
 type floorRoom struct {
-	initializedOnly bool
 	// byName indexes free by node name; free is each counted node's room (never negative),
 	// total their sum.
 	byName map[string]int32
@@ -104,11 +116,15 @@ type floorRoom struct {
 }
 
 func (p *Prepared) floorState(initializedOnly bool) *floorRoom {
-	if f := p.floor; f != nil && f.initializedOnly == initializedOnly {
+	slot := 0
+	if initializedOnly {
+		slot = 1
+	}
+	if f := p.floor[slot]; f != nil {
 		return f
 	}
 	b := p.base
-	f := &floorRoom{initializedOnly: initializedOnly, byName: make(map[string]int32, len(b.targets)),
+	f := &floorRoom{byName: make(map[string]int32, len(b.targets)),
 		fit: map[scheduling.Resources][2]int32{}}
 	for _, t := range b.targets {
 		if initializedOnly && (!t.node.Initialized || t.node.InFlight) {
@@ -135,7 +151,7 @@ func (p *Prepared) floorState(initializedOnly bool) *floorRoom {
 			}
 		}
 	}
-	p.floor = f
+	p.floor[slot] = f
 	return f
 }
 
@@ -227,4 +243,35 @@ func (p *Prepared) TypesHolding(need *scheduling.Resources, price float64, notSp
 		}
 	}
 	return n
+}
+
+// unitsHolding is, per resource, the least price per unit among the types of any pool that
+// hold need (+Inf where none has the resource or none holds need).
+func (p *Prepared) unitsHolding(need *scheduling.Resources) *[scheduling.NumResources]float64 {
+	if u, ok := p.base.units[*need]; ok {
+		return u
+	}
+	if p.base.units == nil {
+		p.base.units = map[scheduling.Resources]*[scheduling.NumResources]float64{}
+	}
+	u := new([scheduling.NumResources]float64)
+	for r := range u {
+		u[r] = math.Inf(1)
+	}
+	want := indexedWant(need)
+	for _, pl := range p.base.pools {
+		for ti := pl.fits.first(0, &want); ti >= 0; ti = pl.fits.first(ti+1, &want) {
+			t := pl.types[ti]
+			if !need.Fits(&t.alloc) {
+				continue
+			}
+			for r, v := range t.alloc {
+				if v > 0 {
+					u[r] = min(u[r], t.offers[0].price/float64(v))
+				}
+			}
+		}
+	}
+	p.base.units[*need] = u
+	return u
 }

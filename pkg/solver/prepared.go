@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
 
 // Prepared is a snapshot compiled once for many solves: the pools with their instance types and
@@ -21,8 +22,8 @@ type Prepared struct {
 	existingKeys map[string]bool // label keys the selectors of running pods look at
 	anti         []existingAnti  // required anti-affinity terms of running pods
 	memos        map[string]*groupMemo
-	guide        *guideTypes // built on the first guided solve
-	floor        *floorRoom  // built on the first CapacityFloor
+	guide        *guideTypes   // built on the first guided solve
+	floor        [2]*floorRoom // built on the first CapacityFloor (all nodes, initialized ones)
 }
 
 // existingAnti is a required anti-affinity term of a running pod, on the target at index base.
@@ -45,7 +46,7 @@ type groupMemo struct {
 // Prepare compiles a snapshot. The snapshot's Pods are not compiled: Solve takes the pods.
 func Prepare(snap *Snapshot) (*Prepared, error) {
 	b := &solve{snap: snap, zoneIndex: map[string]int{}, typeKeys: map[string]bool{}, reservationIndex: map[string]int{},
-		cache: newCompileCache(nil)}
+		cache: newCompileCache(nil), units: map[scheduling.Resources]*[scheduling.NumResources]float64{}}
 	if err := b.indexZones(); err != nil {
 		return nil, err
 	}
@@ -75,7 +76,7 @@ func (p *Prepared) WithNodes(snap *Snapshot) (*Prepared, error) {
 		snap: snap, zones: b.zones, zoneIDs: b.zoneIDs, zoneIndex: b.zoneIndex, typeKeys: b.typeKeys,
 		daemons: b.daemons, pools: b.pools, reservationIndex: b.reservationIndex, reservationsInit: b.reservationsInit,
 		reservationIDs: b.reservationIDs,
-		cache:          newCompileCache(b.cache),
+		cache:          newCompileCache(b.cache), units: b.units,
 	}), nil
 }
 

@@ -118,8 +118,11 @@ type solve struct {
 	// finest first (aggregate).
 	guideFiner []int
 	cache      *compileCache
-	claims     []*newClaim
-	cidx       claimIndex
+	// units caches, by request, the least price per unit of each resource among the types
+	// that hold it (CapacityFloor); it depends on the pools only, so WithNodes shares it.
+	units  map[scheduling.Resources]*[scheduling.NumResources]float64
+	claims []*newClaim
+	cidx   claimIndex
 	// demand[p] is what the pods not yet placed that pool p could hold ask for.
 	demand []scheduling.Resources
 	// room[p] is the free room of the claims of pool p opened so far, openClaims[p] their number.
