@@ -114,15 +114,20 @@ func (w *world) remove(nodes []string, pods []*corev1.Pod) (*outcome, error) {
 		return nil, err
 	}
 	all := append(slices.Clone(w.snap.Pods), pods...)
-	plan, err := w.prep.Solve(all, solver.Options{SkipBound: true, ExcludeNodes: nodes, HostnamePrefix: fmt.Sprintf("replacement-%d-", w.commits),
-		ReservationsTaken: w.reserved, PoolsTaken: w.pools, MinValuesPolicy: w.minValues, PreferencePolicy: w.preferences})
-	w.runs++
-	if err != nil {
-		return nil, err
-	}
 	moved := map[*corev1.Pod]bool{}
 	for _, p := range pods {
 		moved[p] = true
+	}
+	// A moved pod on a node not initialized refuses the removal whatever the new claims: the
+	// guided attempts would put it there too.
+	spilled := func(pls []solver.Placement) bool {
+		return slices.ContainsFunc(pls, func(pl solver.Placement) bool { return moved[pl.Pod] && (pl.InFlight || w.uninitialized[pl.Node]) })
+	}
+	plan, err := w.prep.Solve(all, solver.Options{SkipBound: true, ExcludeNodes: nodes, HostnamePrefix: fmt.Sprintf("replacement-%d-", w.commits),
+		ReservationsTaken: w.reserved, PoolsTaken: w.pools, MinValuesPolicy: w.minValues, PreferencePolicy: w.preferences, Unguided: spilled})
+	w.runs++
+	if err != nil {
+		return nil, err
 	}
 	o := &outcome{plan: plan, delta: plan.Price - base.Price}
 	for _, u := range plan.Unschedulable {

@@ -1,6 +1,7 @@
 package solver
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -155,6 +156,66 @@ func TestPropertyTypesHolding(t *testing.T) {
 					}
 				}
 			}
+		}
+	})
+}
+
+// TestPropertyUnguided: when Options.Unguided refuses a first-fit plan for putting a watched pod
+// on a node that is not initialized, the guided solve that was not made would have put one
+// there too; and a solve it lets through is the solve without it.
+func TestPropertyUnguided(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		snap := drawSnapshot(t)
+		if rapid.Bool().Draw(t, "plain") {
+			// Pods with requests alone: every class packable, the case Unguided speaks of.
+			snap.Pods = nil
+			for i := rapid.IntRange(2, 20).Draw(t, "plainPods"); i > 0; i-- {
+				p := pod(rapid.SampledFrom([]string{"250m", "1", "2", "3500m", "7"}).Draw(t, "cpu"), rapid.SampledFrom([]string{"512Mi", "2Gi", "7Gi", "30Gi"}).Draw(t, "mem"))
+				p.Name = fmt.Sprintf("plain-%d", i)
+				snap.Pods = append(snap.Pods, p)
+			}
+		}
+		prep, err := Prepare(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		watched := map[string]bool{}
+		for _, p := range snap.Pods {
+			if rapid.Bool().Draw(t, "watched") {
+				watched[p.Name] = true
+			}
+		}
+		uninitialized := map[string]bool{}
+		for _, n := range snap.Nodes {
+			if !n.Initialized || n.InFlight {
+				uninitialized[n.Name] = true
+			}
+		}
+		spilled := func(pls []Placement) bool {
+			for _, pl := range pls {
+				if watched[pl.Pod.Name] && (pl.InFlight || uninitialized[pl.Node]) {
+					return true
+				}
+			}
+			return false
+		}
+		asked := false
+		cut, err := prep.Solve(snap.Pods, Options{Unguided: func(pls []Placement) bool {
+			asked = true
+			return spilled(pls)
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := prep.Solve(snap.Pods, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if asked && spilled(cut.Placements) && !spilled(full.Placements) {
+			t.Fatalf("the first-fit plan puts a watched pod on a node not initialized, the guided one does not\n%s\n%s", describe(cut), describe(full))
+		}
+		if !spilled(cut.Placements) && (cut.Price != full.Price || len(cut.Claims) != len(full.Claims)) {
+			t.Fatalf("a plan Unguided let through differs from the full solve\n%s\n%s", describe(cut), describe(full))
 		}
 	})
 }

@@ -186,6 +186,9 @@ func (p *Prepared) best(s *solve, pods []*corev1.Pod, opts Options, hostBase int
 	if opts.NoGuide || len(s.out) == 0 && len(s.unschedulable) == 0 || !s.anyPackable() {
 		return s
 	}
+	if opts.Unguided != nil && !slices.ContainsFunc(s.classes, func(c *class) bool { return !c.packable() }) && opts.Unguided(s.placements) {
+		return s
+	}
 	budget, place := s.guideBudget()
 	better := func(g, than *solve) bool {
 		return len(g.unschedulable) < len(than.unschedulable) ||

@@ -42,6 +42,14 @@ type Options struct {
 	// NoGuide turns guided packing off: the solve is first-fit decreasing alone (the disruption
 	// loop's many small simulations gain little from it).
 	NoGuide bool
+	// Unguided, when not nil, is shown the placements of the first-fit solve on existing nodes
+	// and claims in flight; when it returns true, the guided attempts are not made. When every
+	// class of a solve is packable (no topology, affinity, host ports or preferences), a guided
+	// attempt puts the same pods on the same nodes, in the same order: both try the nodes
+	// before any new claim, class by class, and differ only in the new claims. A caller that
+	// would refuse a plan for where it puts pods on existing nodes need not wait for them; with
+	// a class that is not packable the guided attempts are made as usual.
+	Unguided func(placements []Placement) bool
 	// NoRepair turns the repair after placing off (repair.go): the plan is first-fit's (or the
 	// guide's) as placed.
 	NoRepair bool
