@@ -67,6 +67,12 @@ func (q *Query) Cheapest(it *InstanceType) int {
 	if !q.TypeMatches(it) {
 		return -1
 	}
+	return q.CheapestOffered(it)
+}
+
+// CheapestOffered is Cheapest for a type already known to match the query's requirements (a
+// solver claim's options): only the offerings are looked at.
+func (q *Query) CheapestOffered(it *InstanceType) int {
 	best := -1
 	for i := range it.Offerings {
 		o := &it.Offerings[i]

@@ -438,7 +438,7 @@ func (d *decider) spotRules(cs []*candidate, o *outcome, opts Options) (SkipReas
 		cheaper := 0
 		q := catalog.NewQuery(r.Requirements)
 		for _, it := range r.InstanceTypes {
-			if i := q.Cheapest(it); i >= 0 && it.Offerings[i].Price < c.Price {
+			if i := q.CheapestOffered(it); i >= 0 && it.Offerings[i].Price < c.Price {
 				cheaper++
 			}
 		}

@@ -128,14 +128,15 @@ func (u Unschedulable) Message() string { return formatReasons(u.Reasons) }
 // Narrow keeps only the options keep accepts and re-picks what the claim launches as: the
 // cheapest usable offering left. It reports false, leaving the claim as it was, when no option
 // is left, or when fewer distinct values of a key would be left than the claim's requirement
-// on it asks with minValues.
+// on it asks with minValues. The options are taken to match the claim's requirements, as a
+// solve's do.
 func (c *Claim) Narrow(keep func(it *catalog.InstanceType, price float64) bool) bool {
 	var kept []*catalog.InstanceType
 	var best *catalog.InstanceType
 	var bestOff catalog.Offering
 	q := catalog.NewQuery(c.Requirements)
 	for _, it := range c.InstanceTypes {
-		i := q.Cheapest(it)
+		i := q.CheapestOffered(it) // the options match the requirements: the solve chose them so
 		if i < 0 {
 			continue
 		}
