@@ -32,6 +32,7 @@ type decider struct {
 	recall *recall
 	// simulated is the outcome of the last evaluate's simulation (nil when it ran none).
 	simulated *outcome
+	reqs      podRequests
 }
 
 // Decide runs one disruption pass over the snapshot.
@@ -61,7 +62,8 @@ func Decide(s *Snapshot, opts Options) (*Decision, error) {
 
 func newDecider(s *Snapshot, opts Options) (*decider, error) {
 	opts = opts.withDefaults()
-	r := newRecall(s, opts)
+	reqs := podRequests{}
+	r := newRecall(s, opts, reqs)
 	w, err := newWorld(s.Solver, r.prepared(s), opts)
 	if err != nil {
 		return nil, err
@@ -69,7 +71,7 @@ func newDecider(s *Snapshot, opts Options) (*decider, error) {
 	r.handOn(w.prep)
 	d := &decider{snap: s, opts: opts, world: w, budgets: newBudgets(s), pdbs: newPDBState(s.PDBs),
 		byName: map[string]*candidate{}, dec: &Decision{Cursor: opts.Cursor}, skipped: map[string]bool{}, taken: map[string]bool{},
-		receiving: map[string]bool{}, recall: r}
+		receiving: map[string]bool{}, recall: r, reqs: reqs}
 	pods := map[string]*solver.Node{}
 	for i := range s.Solver.Nodes {
 		pods[s.Solver.Nodes[i].Name] = &s.Solver.Nodes[i]
@@ -81,7 +83,7 @@ func newDecider(s *Snapshot, opts Options) (*decider, error) {
 			c.all = sn.Pods
 			c.pods = reschedulable(sn.Pods)
 			c.place = needingPlace(c.pods, *opts.ExpendablePriorityCutoff)
-			c.idle = n.Price * (1 - used(sn))
+			c.idle = n.Price * (1 - used(sn, reqs))
 		}
 		c.disruptionCost = disruptionCost(c.pods)
 		d.cands = append(d.cands, c)
@@ -392,10 +394,10 @@ func (d *decider) ordered() []*candidate {
 }
 
 // used is the larger of the CPU and memory fractions of a node's allocatable its pods request.
-func used(n *solver.Node) float64 {
+func used(n *solver.Node, reqs podRequests) float64 {
 	var req scheduling.Resources
 	for _, p := range n.Pods {
-		if r, err := scheduling.PodRequests(p); err == nil {
+		if r, err := reqs.of(p); err == nil {
 			req = req.Add(r)
 		}
 	}

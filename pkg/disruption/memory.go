@@ -109,11 +109,12 @@ type recall struct {
 	now    time.Time
 	// committed is set once the pass commits a command: later verdicts are not remembered.
 	committed bool
+	reqs      podRequests
 }
 
 // newRecall compares the snapshot with the previous pass's memory.
-func newRecall(s *Snapshot, opts Options) *recall {
-	r := &recall{ttl: opts.RejectionTTL, now: s.Now}
+func newRecall(s *Snapshot, opts Options, reqs podRequests) *recall {
+	r := &recall{ttl: opts.RejectionTTL, now: s.Now, reqs: reqs}
 	if r.ttl < 0 {
 		return r
 	}
@@ -127,7 +128,7 @@ func newRecall(s *Snapshot, opts Options) *recall {
 	next.pools = poolsHash(seed, s, next.context)
 	for i := range s.Solver.Nodes {
 		n := &s.Solver.Nodes[i]
-		next.nodes[n.Name] = markNode(seed, n)
+		next.nodes[n.Name] = markNode(seed, n, reqs)
 	}
 	r.next = next
 	prev := opts.Memory
@@ -197,7 +198,7 @@ func (r *recall) remember(c *candidate, s *Skip, o *outcome, w *world) {
 		if housed[p] {
 			continue
 		}
-		req, err := scheduling.PodRequests(p)
+		req, err := r.reqs.of(p)
 		if err != nil {
 			return
 		}
@@ -334,11 +335,11 @@ func (h *hasher) taints(ts []corev1.Taint) {
 // pod covers what decides where a pod may go and what it takes: identity, requests, labels and
 // scheduling constraints (the spec's fields that the solver reads, as their string form). It
 // returns the pod's requests, and whether they could be read.
-func (h *hasher) pod(p *corev1.Pod) (scheduling.Resources, bool) {
+func (h *hasher) pod(p *corev1.Pod, reqs podRequests) (scheduling.Resources, bool) {
 	h.str(p.Namespace)
 	h.str(p.Name)
 	h.str(string(p.UID))
-	req, err := scheduling.PodRequests(p)
+	req, err := reqs.of(p)
 	if err == nil {
 		h.res(&req)
 	} else {
@@ -371,7 +372,7 @@ func (h *hasher) pod(p *corev1.Pod) (scheduling.Resources, bool) {
 }
 
 // markNode fingerprints a node: its attributes and, apart, its pods; and its free room.
-func markNode(seed maphash.Seed, n *solver.Node) nodeMark {
+func markNode(seed maphash.Seed, n *solver.Node, reqs podRequests) nodeMark {
 	var h hasher
 	h.h.SetSeed(seed)
 	h.str(n.Name)
@@ -383,7 +384,7 @@ func markNode(seed maphash.Seed, n *solver.Node) nodeMark {
 	m := nodeMark{attrs: h.h.Sum64(), free: n.Allocatable, usable: n.Initialized && !n.InFlight && !n.MarkedForDeletion}
 	h.h.Reset()
 	for _, p := range n.Pods {
-		if req, ok := h.pod(p); ok {
+		if req, ok := h.pod(p, reqs); ok {
 			m.free = m.free.Sub(req)
 		}
 	}
@@ -435,7 +436,7 @@ func contextHash(seed maphash.Seed, s *Snapshot, opts Options) uint64 {
 		h.str(d.Namespace)
 		h.str(d.Name)
 		if d.Pod != nil {
-			h.pod(d.Pod)
+			h.pod(d.Pod, podRequests{})
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.NodePools)) {

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/solver"
 )
 
@@ -156,7 +157,7 @@ func (w *world) remove(nodes []string, pods []*corev1.Pod) (*outcome, error) {
 	return o, nil
 }
 
-// floor is a lower bound on what placing pods with nodes gone adds on new capacity to what
+// floor is a lower bound on what placing pods (their requests) with nodes gone adds on new capacity to what
 // the pending backlog costs alone, when the solver can tell (solver.Prepared.CapacityFloor),
 // a little under it so that rounding never rejects what a solve would accept (+Inf: no plan of
 // that kind places the pods). Only the room of initialized nodes counts: a plan that puts the
@@ -164,11 +165,8 @@ func (w *world) remove(nodes []string, pods []*corev1.Pod) (*outcome, error) {
 // of the pods alone bounds the plan with the backlog; less the backlog's own plan, it bounds
 // the difference. When that plan buys anything, the floor says nothing of single pods (their
 // replacement may be one of the backlog's claims).
-func (w *world) floor(nodes []string, pods []*corev1.Pod, oneClaim bool) (solver.Floor, bool) {
-	f, ok := w.prep.CapacityFloor(pods, solver.FloorOptions{ExcludeNodes: nodes, InitializedOnly: true, OneClaim: oneClaim})
-	if !ok {
-		return solver.Floor{}, false
-	}
+func (w *world) floor(nodes []string, requests []scheduling.Resources, oneClaim bool) (solver.Floor, bool) {
+	f := w.prep.CapacityFloor(requests, solver.FloorOptions{ExcludeNodes: nodes, InitializedOnly: true, OneClaim: oneClaim})
 	f.Price *= 1 - 1e-9
 	if len(w.snap.Pods) == 0 {
 		return f, true
@@ -231,4 +229,13 @@ func (w *world) commit(cmd *Command) error {
 	w.snap = &next
 	w.commits++
 	return w.prepare()
+}
+
+// floor is world.floor of the pods' requests; false when one cannot be read.
+func (d *decider) floor(nodes []string, pods []*corev1.Pod, oneClaim bool) (solver.Floor, bool) {
+	reqs, ok := d.reqs.all(pods)
+	if !ok {
+		return solver.Floor{}, false
+	}
+	return d.world.floor(nodes, reqs, oneClaim)
 }

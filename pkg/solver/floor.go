@@ -3,8 +3,6 @@ package solver
 import (
 	"math"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
 
@@ -29,7 +27,8 @@ type FloorOptions struct {
 }
 
 // CapacityFloor returns a lower bound on the price of the new claims that any plan placing
-// every one of pods on the prepared snapshot buys, when pods are all the solve places (no
+// every one of a set of pods (by their requests) on the prepared snapshot buys, when they are
+// all the solve places (no
 // other pod is pending), from room and prices alone: what the other nodes' free room cannot hold
 // in some resource (and every pod that fits no single other node) must go to new claims, which
 // cost at least the cheapest price per unit of that resource; each pod that fits no other node
@@ -40,10 +39,9 @@ type FloorOptions struct {
 // so the floor holds for every plan a solve can return.
 //
 // The floor is +Inf when no such plan exists: what must go to new claims (with OneClaim, all of
-// it on one) fits no instance type. It reports false when it cannot tell: a pod's requests
-// cannot be read. This is the cheap necessary condition the disruption loop asks before simulating a
+// it on one) fits no instance type. This is the cheap necessary condition the disruption loop asks before simulating a
 // candidate: a node whose pods cost at least its price elsewhere is not worth a solve.
-func (p *Prepared) CapacityFloor(pods []*corev1.Pod, opts FloorOptions) (Floor, bool) {
+func (p *Prepared) CapacityFloor(requests []scheduling.Resources, opts FloorOptions) Floor {
 	f := p.floorState(opts.InitializedOnly)
 	var excluded []int32
 	others := f.total
@@ -58,11 +56,7 @@ func (p *Prepared) CapacityFloor(pods []*corev1.Pod, opts FloorOptions) (Floor, 
 	var out Floor
 	// each[r] prices the homeless pods' share of resource r on the types that hold them.
 	var each [scheduling.NumResources]float64
-	for _, pod := range pods {
-		req, err := scheduling.PodRequests(pod)
-		if err != nil {
-			return Floor{}, false
-		}
+	for _, req := range requests {
 		need = need.Add(req)
 		if f.housed(req, excluded) {
 			continue
@@ -87,18 +81,18 @@ func (p *Prepared) CapacityFloor(pods []*corev1.Pod, opts FloorOptions) (Floor, 
 		residual[r] = max(need[r]-max(others[r], 0), stuck[r], 0)
 	}
 	if residual.IsZero() {
-		return out, true
+		return out
 	}
 	if opts.OneClaim {
 		out.Price = max(out.Price, p.cheapestHolding(&residual))
-		return out, true
+		return out
 	}
 	for r, v := range residual {
 		if v > 0 {
 			out.Price = max(out.Price, float64(v)*f.unit[r]) // +Inf when no type has the resource
 		}
 	}
-	return out, true
+	return out
 }
 
 // floorRoom is what CapacityFloor knows of a prepared snapshot, built on its first question.
