@@ -70,6 +70,18 @@ type nodeMark struct {
 	attrs, pods uint64
 	free        scheduling.Resources
 	usable      bool // initialized, not in flight, not marked for deletion
+	// gen is the node's Generation when the pass was given one (0: none).
+	gen uint64
+}
+
+// nodeAt returns the memory's mark of a node when the driver says (by a Generation that is
+// not 0) the node has not changed since.
+func (m *Memory) nodeAt(name string, gen uint64) (nodeMark, bool) {
+	if m == nil || gen == 0 {
+		return nodeMark{}, false
+	}
+	was, ok := m.nodes[name]
+	return was, ok && was.gen == gen
 }
 
 // rejection is a remembered verdict on a node.
@@ -126,9 +138,22 @@ func newRecall(s *Snapshot, opts Options, reqs podRequests) *recall {
 		together: map[string]time.Time{}}
 	next.context = contextHash(seed, s, opts)
 	next.pools = poolsHash(seed, s, next.context)
+	gens := make(map[string]uint64, len(s.Nodes))
+	for i := range s.Nodes {
+		if g := s.Nodes[i].Generation; g != 0 {
+			gens[s.Nodes[i].Name] = g
+		}
+	}
 	for i := range s.Solver.Nodes {
 		n := &s.Solver.Nodes[i]
-		next.nodes[n.Name] = markNode(seed, n, reqs)
+		g := gens[n.Name]
+		if was, ok := opts.Memory.nodeAt(n.Name, g); ok {
+			next.nodes[n.Name] = was
+			continue
+		}
+		m := markNode(seed, n, reqs)
+		m.gen = g
+		next.nodes[n.Name] = m
 	}
 	r.next = next
 	prev := opts.Memory

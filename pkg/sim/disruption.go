@@ -1,6 +1,9 @@
 package sim
 
 import (
+	"encoding/binary"
+	"hash/maphash"
+	"math"
 	"slices"
 	"time"
 
@@ -36,6 +39,39 @@ type packageDisrupter struct {
 	// then: the same instance types (their availability) and the same usage against limits.
 	prepared *solver.Prepared
 	poolsAt  []poolState
+	// seed hashes the nodes' generations; noGenerations leaves them 0 (tests compare).
+	seed          maphash.Seed
+	noGenerations bool
+}
+
+// generation is a node's disruption.Node.Generation: what the snapshot's solver node is made
+// of that changes during a replay (its pods by ID, whose API objects do not change, its state,
+// whether it is being taken away, and its price); its labels, taints and allocatable are
+// fixed at launch.
+func (d *packageDisrupter) generation(n *Node) uint64 {
+	if d.noGenerations {
+		return 0
+	}
+	var h maphash.Hash
+	h.SetSeed(d.seed)
+	var b [8]byte
+	put := func(v uint64) {
+		binary.LittleEndian.PutUint64(b[:], v)
+		h.Write(b[:])
+	}
+	put(uint64(n.ID))
+	put(uint64(n.State))
+	if n.Disrupting {
+		put(1)
+	} else {
+		put(0)
+	}
+	put(math.Float64bits(n.Price))
+	put(uint64(len(n.Pods)))
+	for _, id := range n.Pods {
+		put(uint64(id))
+	}
+	return h.Sum64() | 1
 }
 
 // Pass builds the snapshot pkg/disruption reads and maps its commands back.
@@ -88,6 +124,7 @@ func (d *packageDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 			CapacityType: n.Offering.CapacityType, ReservationID: n.Offering.ReservationID, Price: v.r.price(n),
 			CreatedAt: now.Add(n.Launched - v.Now()), Initialized: n.State == NodeReady, Deleting: n.Disrupting,
 			NotReady: n.State != NodeReady, LastPodEvent: now.Add(n.LastChange - v.Now()),
+			Generation: d.generation(n),
 		}
 		if p.ExpireAfter >= 0 {
 			dn.ExpireAt = dn.CreatedAt.Add(p.ExpireAfter)

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -242,6 +243,33 @@ func TestPackageDisruption(t *testing.T) {
 	}
 	if p.DisruptedTotal() == 0 {
 		t.Errorf("pkg/disruption never acted")
+	}
+}
+
+// TestPackageDisruptionGenerations: the nodes' generations (a pass takes a node's fingerprint
+// from the last pass's memory while its generation holds) change nothing in a replay.
+func TestPackageDisruptionGenerations(t *testing.T) {
+	env := philly(t, 400)
+	opts := phillyOptions()
+	opts.TenonDisruption = DisruptionPackage
+	var results []*PolicyResult
+	for _, off := range []bool{false, true} {
+		o := opts.withDefaults()
+		p, err := NewPolicy(PolicyTenon, env, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Disrupter.(*packageDisrupter).noGenerations = off
+		r, err := newRun(env, o, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, r.simulate(context.Background()))
+	}
+	with, without := results[0], results[1]
+	if with.CostUSD != without.CostUSD || with.NodesLaunched != without.NodesLaunched || with.PodsEvicted != without.PodsEvicted || with.DisruptedTotal() == 0 {
+		t.Fatalf("with generations $%.2f, %d nodes, %d evictions; without $%.2f, %d nodes, %d evictions",
+			with.CostUSD, with.NodesLaunched, with.PodsEvicted, without.CostUSD, without.NodesLaunched, without.PodsEvicted)
 	}
 }
 

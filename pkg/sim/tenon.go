@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"hash/maphash"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,7 +36,7 @@ func TenonPolicy(env *Env) Policy {
 // DisruptionPackage).
 func TenonPackagePolicy(env *Env) Policy {
 	p := TenonPolicy(env)
-	p.Disrupter = &packageDisrupter{t: p.Provisioner.(*tenon)}
+	p.Disrupter = &packageDisrupter{t: p.Provisioner.(*tenon), seed: maphash.MakeSeed()}
 	p.Assumptions = []string{
 		p.Assumptions[0],
 		"tenon: disruption is pkg/disruption (the code the controller runs), one Decide per pass over a snapshot of every node with its pods; commands run at once (the controller's 15 s validation wait is not modelled)",
