@@ -63,13 +63,13 @@ func (p *Prepared) CapacityFloor(requests []scheduling.Resources, opts FloorOpti
 		}
 		stuck = stuck.Add(req)
 		out.Homeless = append(out.Homeless, req)
+		h := p.holding(&req)
 		if !opts.OneClaim {
-			out.Price = max(out.Price, p.cheapestHolding(&req))
+			out.Price = max(out.Price, h.cheapest)
 		}
-		u := p.unitsHolding(&req)
 		for r, v := range req {
 			if v > 0 {
-				each[r] += float64(v) * u[r] // +Inf when no type holds it
+				each[r] += float64(v) * h.unit[r] // +Inf when no type holds it
 			}
 		}
 	}
@@ -239,18 +239,25 @@ func (p *Prepared) TypesHolding(need *scheduling.Resources, price float64, notSp
 	return n
 }
 
-// unitsHolding is, per resource, the least price per unit among the types of any pool that
-// hold need (+Inf where none has the resource or none holds need).
-func (p *Prepared) unitsHolding(need *scheduling.Resources) *[scheduling.NumResources]float64 {
-	if u, ok := p.base.units[*need]; ok {
-		return u
+// holdingPrices are what the types that hold a request ask: per resource, the least price
+// per unit, and the least price of all (+Inf where none has the resource or none holds it).
+type holdingPrices struct {
+	unit     [scheduling.NumResources]float64
+	cheapest float64
+}
+
+// holding returns the holdingPrices of need over the types of every pool, cached by request
+// with the compiled pools.
+func (p *Prepared) holding(need *scheduling.Resources) *holdingPrices {
+	if h, ok := p.base.units[*need]; ok {
+		return h
 	}
 	if p.base.units == nil {
-		p.base.units = map[scheduling.Resources]*[scheduling.NumResources]float64{}
+		p.base.units = map[scheduling.Resources]*holdingPrices{}
 	}
-	u := new([scheduling.NumResources]float64)
-	for r := range u {
-		u[r] = math.Inf(1)
+	h := &holdingPrices{cheapest: math.Inf(1)}
+	for r := range h.unit {
+		h.unit[r] = math.Inf(1)
 	}
 	want := indexedWant(need)
 	for _, pl := range p.base.pools {
@@ -259,13 +266,15 @@ func (p *Prepared) unitsHolding(need *scheduling.Resources) *[scheduling.NumReso
 			if !need.Fits(&t.alloc) {
 				continue
 			}
+			price := t.offers[0].price
+			h.cheapest = min(h.cheapest, price)
 			for r, v := range t.alloc {
 				if v > 0 {
-					u[r] = min(u[r], t.offers[0].price/float64(v))
+					h.unit[r] = min(h.unit[r], price/float64(v))
 				}
 			}
 		}
 	}
-	p.base.units[*need] = u
-	return u
+	p.base.units[*need] = h
+	return h
 }

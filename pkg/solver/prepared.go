@@ -46,7 +46,7 @@ type groupMemo struct {
 // Prepare compiles a snapshot. The snapshot's Pods are not compiled: Solve takes the pods.
 func Prepare(snap *Snapshot) (*Prepared, error) {
 	b := &solve{snap: snap, zoneIndex: map[string]int{}, typeKeys: map[string]bool{}, reservationIndex: map[string]int{},
-		cache: newCompileCache(nil), units: map[scheduling.Resources]*[scheduling.NumResources]float64{}}
+		cache: newCompileCache(nil), units: map[scheduling.Resources]*holdingPrices{}}
 	if err := b.indexZones(); err != nil {
 		return nil, err
 	}

@@ -126,9 +126,9 @@ type solve struct {
 	// finest first (aggregate).
 	guideFiner []int
 	cache      *compileCache
-	// units caches, by request, the least price per unit of each resource among the types
-	// that hold it (CapacityFloor); it depends on the pools only, so WithNodes shares it.
-	units  map[scheduling.Resources]*[scheduling.NumResources]float64
+	// units caches, by request, what the types that hold it ask (CapacityFloor); it depends
+	// on the pools only, so WithNodes shares it.
+	units  map[scheduling.Resources]*holdingPrices
 	claims []*newClaim
 	cidx   claimIndex
 	// demand[p] is what the pods not yet placed that pool p could hold ask for.
