@@ -18,18 +18,9 @@ import (
 // only initialized nodes; at most one claim when it bounds one claim).
 func TestPropertyCapacityFloor(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		snap := drawSnapshot(t)
-		prep, err := Prepare(snap)
-		if err != nil {
-			t.Fatal(err)
-		}
+		snap, prep := drawPrepared(t)
 		for round := 0; round < 3; round++ {
-			var exclude []string
-			for _, n := range snap.Nodes {
-				if rapid.Bool().Draw(t, "exclude") {
-					exclude = append(exclude, n.Name)
-				}
-			}
+			exclude := drawExclude(t, snap)
 			fo := FloorOptions{ExcludeNodes: exclude, InitializedOnly: rapid.Bool().Draw(t, "initializedOnly"), OneClaim: rapid.Bool().Draw(t, "oneClaim")}
 			fl := prep.CapacityFloor(requestsOf(snap.Pods), fo)
 			floor := fl.Price
@@ -130,11 +121,7 @@ func TestCapacityFloor(t *testing.T) {
 // price are never more than TypesHolding counts for that pod and price.
 func TestPropertyTypesHolding(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		snap := drawSnapshot(t)
-		prep, err := Prepare(snap)
-		if err != nil {
-			t.Fatal(err)
-		}
+		snap, prep := drawPrepared(t)
 		plan, err := prep.Solve(snap.Pods, Options{})
 		if err != nil {
 			t.Fatal(err)

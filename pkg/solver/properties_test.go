@@ -176,6 +176,27 @@ func drawSnapshot(t *rapid.T) *Snapshot {
 	return snap
 }
 
+// drawPrepared draws a snapshot and prepares it.
+func drawPrepared(t *rapid.T) (*Snapshot, *Prepared) {
+	snap := drawSnapshot(t)
+	prep, err := Prepare(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap, prep
+}
+
+// drawExclude draws the nodes a solve treats as gone.
+func drawExclude(t *rapid.T, snap *Snapshot) []string {
+	var exclude []string
+	for _, n := range snap.Nodes {
+		if rapid.Bool().Draw(t, "exclude") {
+			exclude = append(exclude, n.Name)
+		}
+	}
+	return exclude
+}
+
 // TestPropertyPlansAreValid: on random snapshots, every plan satisfies every hard constraint
 // (Verify), costs at least its lower bound, and is the same when solved again.
 func TestPropertyPlansAreValid(t *testing.T) {
@@ -220,18 +241,9 @@ func FuzzSolve(f *testing.F) {
 // the same plans as fresh solves, so nothing leaks from one solve into the next.
 func TestPropertyPreparedReuse(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		snap := drawSnapshot(t)
-		prep, err := Prepare(snap)
-		if err != nil {
-			t.Fatal(err)
-		}
+		snap, prep := drawPrepared(t)
 		for round := 0; round < 3; round++ {
-			var exclude []string
-			for _, n := range snap.Nodes {
-				if rapid.Bool().Draw(t, "exclude") {
-					exclude = append(exclude, n.Name)
-				}
-			}
+			exclude := drawExclude(t, snap)
 			opts := Options{ExcludeNodes: exclude}
 			got, err := prep.Solve(snap.Pods, opts)
 			if err != nil {
