@@ -202,8 +202,13 @@ func (s *solve) pack(classes []*class) {
 // that can hold it, as first-fit would.
 func (s *solve) packProblem(classes []*class) (*bound.Problem, []packKind, []guideRow) {
 	pt := s.prep.packTypes()
-	prob := bound.Problem{Types: slices.Clone(pt.types)}
+	// The types are shared by the prepared snapshot's solves (nothing below changes them); a
+	// snapshot with reservations gets its own copy to count this solve's slots in.
+	prob := bound.Problem{Types: pt.types}
 	kinds := pt.kinds
+	if len(pt.reserved) > 0 {
+		prob.Types = slices.Clone(pt.types)
+	}
 	var members []*class
 	for i, k := range kinds {
 		if k.resv >= 0 {
