@@ -230,7 +230,8 @@ func (d *decider) evaluate(cs []*candidate, kind evalKind) (*Command, *Skip, err
 	// The cheap necessary condition first: what the pods must cost on new capacity, from room
 	// and prices alone, against what removing the nodes must save. Reserved nodes go to the
 	// solve, whose reservedRules say why they stay.
-	if fl, ok := d.floor(names, placeOf(cs), kind == evalMulti); ok && !slices.ContainsFunc(cs, reserved) {
+	place := placeOf(cs)
+	if fl, ok := d.floor(names, place, kind == evalMulti); ok && !slices.ContainsFunc(cs, reserved) {
 		least := fl.Price
 		switch most := price - least; {
 		case math.IsInf(least, 1) && kind == evalSingle:
@@ -246,7 +247,7 @@ func (d *decider) evaluate(cs []*candidate, kind evalKind) (*Command, *Skip, err
 			return reject(r, "%s", msg)
 		}
 	}
-	o, err := d.world.remove(names, placeOf(cs))
+	o, err := d.world.remove(names, place)
 	if err != nil {
 		return nil, nil, err
 	}

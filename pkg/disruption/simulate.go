@@ -121,9 +121,8 @@ func (w *world) remove(nodes []string, pods []*corev1.Pod) (*outcome, error) {
 	}
 	// A moved pod on a node not initialized refuses the removal whatever the new claims: the
 	// guided attempts would put it there too.
-	spilled := func(pls []solver.Placement) bool {
-		return slices.ContainsFunc(pls, func(pl solver.Placement) bool { return moved[pl.Pod] && (pl.InFlight || w.uninitialized[pl.Node]) })
-	}
+	spills := func(pl solver.Placement) bool { return moved[pl.Pod] && (pl.InFlight || w.uninitialized[pl.Node]) }
+	spilled := func(pls []solver.Placement) bool { return slices.ContainsFunc(pls, spills) }
 	plan, err := w.prep.Solve(all, solver.Options{SkipBound: true, ExcludeNodes: nodes, HostnamePrefix: fmt.Sprintf("replacement-%d-", w.commits),
 		ReservationsTaken: w.reserved, PoolsTaken: w.pools, MinValuesPolicy: w.minValues, PreferencePolicy: w.preferences, Unguided: spilled})
 	w.runs++
@@ -137,7 +136,7 @@ func (w *world) remove(nodes []string, pods []*corev1.Pod) (*outcome, error) {
 		}
 	}
 	for _, pl := range plan.Placements {
-		if moved[pl.Pod] && (pl.InFlight || w.uninitialized[pl.Node]) {
+		if spills(pl) {
 			kind := "node"
 			if pl.InFlight {
 				kind = "nodeclaim"
@@ -157,10 +156,10 @@ func (w *world) remove(nodes []string, pods []*corev1.Pod) (*outcome, error) {
 	return o, nil
 }
 
-// floor is a lower bound on what placing pods (their requests) with nodes gone adds on new capacity to what
-// the pending backlog costs alone, when the solver can tell (solver.Prepared.CapacityFloor),
-// a little under it so that rounding never rejects what a solve would accept (+Inf: no plan of
-// that kind places the pods). Only the room of initialized nodes counts: a plan that puts the
+// floor is a lower bound on what placing pods (their requests) with nodes gone adds on new
+// capacity to what the pending backlog costs alone, when the solver can tell
+// (solver.Prepared.CapacityFloor), a little under it so that rounding never rejects what a
+// solve would accept (+Inf: no plan of that kind places the pods). Only the room of initialized nodes counts: a plan that puts the
 // pods elsewhere is refused anyway. Pending pods only take room and add claims, so the floor
 // of the pods alone bounds the plan with the backlog; less the backlog's own plan, it bounds
 // the difference. When that plan buys anything, the floor says nothing of single pods (their

@@ -2,6 +2,7 @@ package solver
 
 import (
 	"math"
+	"slices"
 
 	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
@@ -39,8 +40,9 @@ type FloorOptions struct {
 // so the floor holds for every plan a solve can return.
 //
 // The floor is +Inf when no such plan exists: what must go to new claims (with OneClaim, all of
-// it on one) fits no instance type. This is the cheap necessary condition the disruption loop asks before simulating a
-// candidate: a node whose pods cost at least its price elsewhere is not worth a solve.
+// it on one) fits no instance type. This is the cheap necessary condition the disruption loop
+// asks before simulating a candidate: a node whose pods cost at least its price elsewhere is
+// not worth a solve.
 func (p *Prepared) CapacityFloor(requests []scheduling.Resources, opts FloorOptions) Floor {
 	f := p.floorState(opts.InitializedOnly)
 	var excluded []int32
@@ -48,8 +50,7 @@ func (p *Prepared) CapacityFloor(requests []scheduling.Resources, opts FloorOpti
 	for _, name := range opts.ExcludeNodes {
 		if i, ok := f.byName[name]; ok {
 			excluded = append(excluded, i)
-			free := f.free[i]
-			others = others.Sub(free)
+			others = others.Sub(f.free[i])
 		}
 	}
 	var need, stuck scheduling.Resources
@@ -165,25 +166,17 @@ func (f *floorRoom) housed(req scheduling.Resources, excluded []int32) bool {
 		}
 		f.fit[req] = first
 	}
-	out := func(i int32) bool {
-		for _, e := range excluded {
-			if e == i {
-				return true
-			}
-		}
-		return false
-	}
 	for _, i := range first {
 		if i < 0 {
 			return false
 		}
-		if !out(i) {
+		if !slices.Contains(excluded, i) {
 			return true
 		}
 	}
 	// Both are excluded: look further.
 	for i := range f.free {
-		if !out(int32(i)) && req.Fits(&f.free[i]) {
+		if !slices.Contains(excluded, int32(i)) && req.Fits(&f.free[i]) {
 			return true
 		}
 	}
