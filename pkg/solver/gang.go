@@ -212,6 +212,10 @@ func (p *Prepared) solveGangs(pods []*corev1.Pod, opts Options, gangs []*gangRun
 	// plan is then solved again as asked.
 	fast := inner
 	fast.NoGuide = true
+	wasIn := make([]bool, len(gangs))
+	for i, g := range gangs {
+		wasIn[i] = g.failed == nil
+	}
 	if err := admitGangs(gangs, pinned, func() (*Plan, error) { return solveWith(fast) }); err != nil {
 		return nil, err
 	}
@@ -223,12 +227,117 @@ func (p *Prepared) solveGangs(pods []*corev1.Pod, opts Options, gangs []*gangRun
 		}
 		short := shortGangs(plan, gangs, pinned)
 		if len(short) == 0 {
-			return finishGangs(plan, gangs, pinned, orig), nil
+			break
 		}
 		for _, s := range short {
 			s.fail()
 		}
 	}
+	// First-fit may leave out a gang that the guided plan has room for (the guide puts other
+	// pods elsewhere). The gangs taken out are tried again on the guided solve, in name order,
+	// each kept in if every gang in still gets its minCount; only those the room of the nodes
+	// and the pools' limits could hold beside the gangs in (gangRoom) cost a solve, and at most
+	// gangResolves of them.
+	room := p.gangRoom(opts.ExcludeNodes)
+	tries := 0
+	for i, g := range gangs {
+		if !wasIn[i] || g.failed == nil || tries == gangResolves || !room.holds(g, gangs) {
+			continue
+		}
+		tries++
+		reason := g.failed
+		g.failed = nil
+		again, err := solveWith(opts)
+		if err != nil {
+			return nil, err
+		}
+		if len(shortGangs(again, gangs, pinned)) > 0 {
+			g.failed = reason
+			continue
+		}
+		plan = again
+	}
+	return finishGangs(plan, gangs, pinned, orig), nil
+}
+
+// gangRoom is, per resource, the most that pending pods can get on a prepared snapshot: the free
+// room of the nodes that stay and what the pools may still launch (their limits, or without
+// bound when some type of theirs has the resource).
+type gangRoom scheduling.Resources
+
+func (p *Prepared) gangRoom(exclude []string) gangRoom {
+	f := p.floorState(false)
+	room := f.total
+	for _, name := range exclude {
+		if i, ok := f.byName[name]; ok {
+			room = room.Sub(f.free[i])
+		}
+	}
+	for _, pl := range p.base.pools {
+		if pl.reason != nil || pl.nodesLeft == 0 {
+			continue
+		}
+		var has scheduling.Resources
+		for _, t := range pl.types {
+			has = has.Max(t.alloc)
+		}
+		for r := range has {
+			switch {
+			case has[r] <= 0:
+			case pl.limited[r]:
+				room[r] = scheduling.SatAdd(room[r], max(pl.remaining[r], 0))
+			default:
+				room[r] = scheduling.Saturated
+			}
+		}
+	}
+	return gangRoom(room)
+}
+
+// holds reports whether the room could hold, in every resource, the least that gang g needs
+// beside the least the other gangs in need: a gang it cannot hold is not worth a solve.
+func (room gangRoom) holds(g *gangRun, gangs []*gangRun) bool {
+	need := leastNeed(g)
+	for _, o := range gangs {
+		if o != g && o.failed == nil {
+			need = need.Add(leastNeed(o))
+		}
+	}
+	for r, v := range need {
+		if v > room[r] {
+			return false
+		}
+	}
+	return true
+}
+
+// leastNeed is, per resource, the sum of the needed smallest requests among a gang's pending
+// pods: no plan that gives the gang its minCount places less.
+func leastNeed(g *gangRun) scheduling.Resources {
+	var out scheduling.Resources
+	if g.needed == 0 {
+		return out
+	}
+	reqs := make([]scheduling.Resources, 0, len(g.pending))
+	for _, pod := range g.pending {
+		if r, err := scheduling.PodRequests(pod); err == nil {
+			reqs = append(reqs, r)
+		}
+	}
+	if len(reqs) < g.needed {
+		return out
+	}
+	col := make([]int64, len(reqs))
+	for r := range out {
+		for i := range reqs {
+			col[i] = reqs[i][r]
+		}
+		slices.Sort(col)
+		for _, v := range col[:g.needed] {
+			out[r] = scheduling.SatAdd(out[r], v)
+		}
+	}
+	return out
 }
 
 // shortGang is a gang given capacity in a plan that got less than its minCount: placed of its
