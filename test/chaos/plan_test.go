@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -117,4 +119,31 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// explainFleet logs, for each node, what `tenon explain` says the disruption loop would do
+// with it now, with the decision flags the controller runs with: why a fleet that costs more
+// than it should is left as it is.
+func (c *cluster) explainFleet(ctl *controller) {
+	c.t.Helper()
+	var nodes corev1.NodeList
+	if err := c.kube.List(c.ctx, &nodes); err != nil {
+		c.t.Logf("explaining the fleet: %v", err)
+		return
+	}
+	var flags []string
+	for _, a := range ctl.args("127.0.0.1:0") {
+		if strings.HasPrefix(a, "--consolidation-") || strings.HasPrefix(a, "--feature-gates") {
+			flags = append(flags, a)
+		}
+	}
+	for _, n := range nodes.Items {
+		args := append([]string{"explain", "node/" + n.Name, "--kubeconfig=" + c.cp.KubeconfigPath()}, flags...)
+		out, err := exec.CommandContext(c.ctx, tenonBin, args...).CombinedOutput()
+		if err != nil {
+			c.t.Logf("tenon explain node/%s: %v\n%s", n.Name, err, out)
+			continue
+		}
+		c.t.Logf("tenon explain node/%s:\n%s", n.Name, out)
+	}
 }

@@ -175,6 +175,7 @@ func TestRunaway(t *testing.T) {
 	if price > 1.05*final.LowerBound {
 		t.Errorf("the final fleet costs $%.4f/h on %d nodes; the lower bound for its %d pods is $%.4f/h (tenon plan: %d nodes, $%.4f/h): more than 5%% over",
 			price, nodes, total(want), final.LowerBound, len(final.Claims), final.TotalPrice)
+		c.explainFleet(ctl)
 	}
 	r := w.report()
 	created, _ := ctl.metric("karpenter_nodeclaims_created_total")
