@@ -231,7 +231,7 @@ func (d *decider) evaluate(cs []*candidate, kind evalKind) (*Command, *Skip, err
 	// and prices alone, against what removing the nodes must save. Reserved nodes go to the
 	// solve, whose reservedRules say why they stay.
 	place := placeOf(cs)
-	if fl, ok := d.floor(names, place, kind == evalMulti); ok && !slices.ContainsFunc(cs, reserved) {
+	if fl, ok := d.floor(names, place, kind == evalMulti, spotFloors(cs)); ok && !slices.ContainsFunc(cs, reserved) {
 		least := fl.Price
 		switch most := price - least; {
 		case math.IsInf(least, 1) && kind == evalSingle:
@@ -456,7 +456,7 @@ func (d *decider) spotRules(cs []*candidate, o *outcome, opts Options) (SkipReas
 // that is not spot holds one of them for less than the node, its replacement is spot or no
 // cheaper than the node, and spot needs the feature gate and enough cheaper types holding it.
 func (d *decider) spotFloor(cs []*candidate, homeless []scheduling.Resources, opts Options) (SkipReason, string) {
-	if len(cs) != 1 || cs[0].CapacityType != apisv1.CapacityTypeSpot {
+	if !spotFloors(cs) {
 		return "", ""
 	}
 	price := cs[0].Price
@@ -473,6 +473,11 @@ func (d *decider) spotFloor(cs []*candidate, homeless []scheduling.Resources, op
 		}
 	}
 	return "", ""
+}
+
+// spotFloors reports whether spotFloor judges a set of candidates: one spot node.
+func spotFloors(cs []*candidate) bool {
+	return len(cs) == 1 && cs[0].CapacityType == apisv1.CapacityTypeSpot
 }
 
 func reserved(c *candidate) bool { return c.CapacityType == apisv1.CapacityTypeReserved }

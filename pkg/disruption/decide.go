@@ -33,6 +33,7 @@ type decider struct {
 	// simulated is the outcome of the last evaluate's simulation (nil when it ran none).
 	simulated *outcome
 	reqs      podRequests
+	reqBuf    []scheduling.Resources // floor's scratch
 }
 
 // Decide runs one disruption pass over the snapshot.
@@ -62,7 +63,13 @@ func Decide(s *Snapshot, opts Options) (*Decision, error) {
 
 func newDecider(s *Snapshot, opts Options) (*decider, error) {
 	opts = opts.withDefaults()
-	reqs := podRequests{}
+	// Every pod's requests are read once a pass at least (fingerprints, idle prices): sized for
+	// all of them, the memo never grows.
+	n := len(s.Solver.Pods)
+	for i := range s.Solver.Nodes {
+		n += len(s.Solver.Nodes[i].Pods)
+	}
+	reqs := make(podRequests, n)
 	r := newRecall(s, opts, reqs)
 	w, err := newWorld(s.Solver, r.prepared(s), opts)
 	if err != nil {

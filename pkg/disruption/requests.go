@@ -24,15 +24,15 @@ func (m podRequests) of(p *corev1.Pod) (scheduling.Resources, error) {
 	return r, err
 }
 
-// all returns the requests of pods, and false when one of them cannot be read.
-func (m podRequests) all(pods []*corev1.Pod) ([]scheduling.Resources, bool) {
-	out := make([]scheduling.Resources, len(pods))
-	for i, p := range pods {
+// all returns the requests of pods in buf's memory, and false when one of them cannot be read.
+func (m podRequests) all(pods []*corev1.Pod, buf []scheduling.Resources) ([]scheduling.Resources, bool) {
+	out := buf[:0]
+	for _, p := range pods {
 		r, err := m.of(p)
 		if err != nil {
-			return nil, false
+			return out, false
 		}
-		out[i] = r
+		out = append(out, r)
 	}
 	return out, true
 }

@@ -164,8 +164,8 @@ func (w *world) remove(nodes []string, pods []*corev1.Pod) (*outcome, error) {
 // of the pods alone bounds the plan with the backlog; less the backlog's own plan, it bounds
 // the difference. When that plan buys anything, the floor says nothing of single pods (their
 // replacement may be one of the backlog's claims).
-func (w *world) floor(nodes []string, requests []scheduling.Resources, oneClaim bool) (solver.Floor, bool) {
-	f := w.prep.CapacityFloor(requests, solver.FloorOptions{ExcludeNodes: nodes, InitializedOnly: true, OneClaim: oneClaim})
+func (w *world) floor(nodes []string, requests []scheduling.Resources, oneClaim, homeless bool) (solver.Floor, bool) {
+	f := w.prep.CapacityFloor(requests, solver.FloorOptions{ExcludeNodes: nodes, InitializedOnly: true, OneClaim: oneClaim, Homeless: homeless})
 	f.Price *= 1 - 1e-9
 	if len(w.snap.Pods) == 0 {
 		return f, true
@@ -230,11 +230,14 @@ func (w *world) commit(cmd *Command) error {
 	return w.prepare()
 }
 
-// floor is world.floor of the pods' requests; false when one cannot be read.
-func (d *decider) floor(nodes []string, pods []*corev1.Pod, oneClaim bool) (solver.Floor, bool) {
-	reqs, ok := d.reqs.all(pods)
+// floor is world.floor of the pods' requests; false when one cannot be read. homeless asks for
+// Floor.Homeless.
+func (d *decider) floor(nodes []string, pods []*corev1.Pod, oneClaim, homeless bool) (solver.Floor, bool) {
+	// The floor reads the requests and keeps none of them: one buffer serves the pass.
+	reqs, ok := d.reqs.all(pods, d.reqBuf)
+	d.reqBuf = reqs[:0]
 	if !ok {
 		return solver.Floor{}, false
 	}
-	return d.world.floor(nodes, reqs, oneClaim)
+	return d.world.floor(nodes, reqs, oneClaim, homeless)
 }

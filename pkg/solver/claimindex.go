@@ -103,7 +103,7 @@ func (x *slotTree) set(i int, free *scheduling.Resources) {
 }
 
 func (x *slotTree) grow(n int) {
-	size := max(x.size, 64)
+	size := max(x.size, 8) // most solves of the disruption loop open a claim or two
 	for size < n {
 		size *= 2
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -42,6 +43,11 @@ func (s *solve) finalize() {
 	}
 }
 
+// optionBufs holds settle's scratch lists of options between solves: a solve settles few claims,
+// and a list as long as a pool's types, grown afresh in every solve, was the largest allocation
+// of a disruption pass's simulations.
+var optionBufs = sync.Pool{New: func() any { return new([]option) }}
+
 type option struct {
 	ti    int
 	price float64
@@ -54,8 +60,9 @@ type option struct {
 func (s *solve) settle(cl *newClaim) (*Claim, *Reason) {
 	p := cl.pool
 	mask := offerBits(cl.zones, cl.cts)
-	opts := s.optBuf[:0]
-	defer func() { s.optBuf = opts[:0] }()
+	buf := optionBufs.Get().(*[]option)
+	opts := (*buf)[:0]
+	defer func() { clear(opts[:cap(opts)]); *buf = opts[:0]; optionBufs.Put(buf) }()
 	sorted := true
 	for ti := cl.types.Next(0); ti >= 0; ti = cl.types.Next(ti + 1) {
 		t := p.types[ti]

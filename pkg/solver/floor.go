@@ -11,8 +11,9 @@ import (
 type Floor struct {
 	// Price is the lower bound on the price of the new claims.
 	Price float64
-	// Homeless are the requests of the pods that fit no single counted node: in every plan the
-	// bound speaks of, each is on a new claim, whose instance type holds it.
+	// Homeless are the requests of the pods that fit no single counted node (with
+	// FloorOptions.Homeless): in every plan the bound speaks of, each is on a new claim, whose
+	// instance type holds it.
 	Homeless []scheduling.Resources
 }
 
@@ -25,6 +26,8 @@ type FloorOptions struct {
 	InitializedOnly bool
 	// OneClaim bounds the plans that buy at most one new claim.
 	OneClaim bool
+	// Homeless asks for Floor.Homeless (left nil otherwise).
+	Homeless bool
 }
 
 // CapacityFloor returns a lower bound on the price of the new claims that any plan placing
@@ -63,7 +66,9 @@ func (p *Prepared) CapacityFloor(requests []scheduling.Resources, opts FloorOpti
 			continue
 		}
 		stuck = stuck.Add(req)
-		out.Homeless = append(out.Homeless, req)
+		if opts.Homeless {
+			out.Homeless = append(out.Homeless, req)
+		}
 		h := p.holding(&req)
 		if !opts.OneClaim {
 			out.Price = max(out.Price, h.cheapest)

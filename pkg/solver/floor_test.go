@@ -21,7 +21,7 @@ func TestPropertyCapacityFloor(t *testing.T) {
 		snap, prep := drawPrepared(t)
 		for round := 0; round < 3; round++ {
 			exclude := drawExclude(t, snap)
-			fo := FloorOptions{ExcludeNodes: exclude, InitializedOnly: rapid.Bool().Draw(t, "initializedOnly"), OneClaim: rapid.Bool().Draw(t, "oneClaim")}
+			fo := FloorOptions{ExcludeNodes: exclude, InitializedOnly: rapid.Bool().Draw(t, "initializedOnly"), OneClaim: rapid.Bool().Draw(t, "oneClaim"), Homeless: true}
 			fl := prep.CapacityFloor(requestsOf(snap.Pods), fo)
 			floor := fl.Price
 			for _, guide := range []bool{false, true} {

@@ -414,8 +414,16 @@ func (pls *poolLists) of(s *solve, pt *guideTypes, pi int, alts []*altInPool) *p
 			return l[i]
 		}
 	}
-	pl := &poolList{pi: pi, alts: alts, list: -1}
 	p := s.pools[pi]
+	// Sized once for the types the alternatives allow (grown by appends, the lists were among
+	// the largest allocations of the disruption loop's solves).
+	n := 0
+	for _, a := range alts {
+		if a != nil {
+			n += a.types.Count()
+		}
+	}
+	pl := &poolList{pi: pi, alts: alts, list: -1, types: make([]int, 0, n), tis: make([]int, 0, n)}
 	regular := pt.regularOf[pi]
 	for _, a := range alts {
 		if a == nil {

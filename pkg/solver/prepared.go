@@ -136,7 +136,9 @@ func (p *Prepared) Solve(pods []*corev1.Pod, opts Options) (*Plan, error) {
 
 // solvePods is Solve without the gang layer (gang.go).
 func (p *Prepared) solvePods(pods []*corev1.Pod, opts Options) (*Plan, error) {
-	s := p.instantiate(pods, opts)
+	// Every attempt of the solve places on the same nodes: they are filtered once.
+	targets := p.targetsFor(opts.ExcludeNodes)
+	s := p.instantiateOn(pods, opts, targets)
 	if !opts.NoGuide {
 		if parts := s.components(); parts != nil {
 			plans := make([]*Plan, 0, len(parts))
@@ -146,14 +148,14 @@ func (p *Prepared) solvePods(pods []*corev1.Pod, opts Options) (*Plan, error) {
 					coarse: max(minPartGuideRows, (maxGuideClasses*len(part)+len(pods)-1)/len(pods)),
 					fine:   max(minPartGuideRows, (maxFineGuideClasses*len(part)+len(pods)-1)/len(pods)),
 				}
-				w := p.best(p.instantiate(part, opts), part, opts, base, rows)
+				w := p.best(p.instantiateOn(part, opts, targets), part, opts, base, rows, targets)
 				base += len(w.claims)
 				plans = append(plans, w.plan())
 			}
 			return p.balanced(mergePlans(plans), opts), nil
 		}
 	}
-	return p.balanced(p.best(s, pods, opts, 0, guideRows{}).plan(), opts), nil
+	return p.balanced(p.best(s, pods, opts, 0, guideRows{}, targets).plan(), opts), nil
 }
 
 // guideRows are the rows a solve's guide LP may have on its first attempt and on a finer grid
@@ -177,8 +179,9 @@ func (p *Prepared) balanced(plan *Plan, opts Options) *Plan {
 // best runs s, a fresh solve of pods, and unless opts.NoGuide guided solves of the same pods
 // (a first attempt on a coarse grid, then a finer one if the budget allows; budget.go), and
 // returns the best of them: the one that leaves fewer pods unschedulable, then the one with the
-// lower price, the earlier on a tie. Its claims' hostnames are numbered from hostBase.
-func (p *Prepared) best(s *solve, pods []*corev1.Pod, opts Options, hostBase int, rows guideRows) *solve {
+// lower price, the earlier on a tie. Its claims' hostnames are numbered from hostBase; targets
+// are the nodes s places on (targetsFor).
+func (p *Prepared) best(s *solve, pods []*corev1.Pod, opts Options, hostBase int, rows guideRows, targets []*target) *solve {
 	s.hostBase = hostBase
 	s.run()
 	// A plan that buys nothing and leaves nothing unscheduled cannot be improved on; a disruption
@@ -199,7 +202,7 @@ func (p *Prepared) best(s *solve, pods []*corev1.Pod, opts Options, hostBase int
 	stopped, attempts, finer := false, 0, 0
 	winner := s
 	for attempt := 1; attempt <= 2; attempt++ {
-		g := p.instantiate(pods, opts)
+		g := p.instantiateOn(pods, opts, targets)
 		g.hostBase, g.guided = hostBase, true
 		g.guideRows, g.guideFineRows = rows.coarse, rows.fine
 		if attempt == 2 {
@@ -239,6 +242,31 @@ func (p *Prepared) best(s *solve, pods []*corev1.Pod, opts Options, hostBase int
 // instantiate starts a solve of pods on the prepared snapshot: fresh copies of everything a
 // solve changes (pool limits, reservation capacity, node room), shared compiled data otherwise.
 func (p *Prepared) instantiate(pods []*corev1.Pod, opts Options) *solve {
+	return p.instantiateOn(pods, opts, p.targetsFor(opts.ExcludeNodes))
+}
+
+// targetsFor returns the prepared nodes a solve may place on: all of them but those excluded.
+// Without exclusions the prepared slice itself is returned; a solve never changes it.
+func (p *Prepared) targetsFor(exclude []string) []*target {
+	all := p.base.targets
+	if len(exclude) == 0 {
+		return all
+	}
+	excluded := make(map[string]bool, len(exclude))
+	for _, n := range exclude {
+		excluded[n] = true
+	}
+	out := make([]*target, 0, len(all))
+	for _, t := range all {
+		if !excluded[t.node.Name] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// instantiateOn is instantiate on the given targets (targetsFor of opts.ExcludeNodes).
+func (p *Prepared) instantiateOn(pods []*corev1.Pod, opts Options, targets []*target) *solve {
 	if opts.MaxInstanceTypes <= 0 {
 		opts.MaxInstanceTypes = MaxInstanceTypes
 	}
@@ -267,24 +295,9 @@ func (p *Prepared) instantiate(pods []*corev1.Pod, opts Options) *solve {
 		}
 		s.pools = append(s.pools, &cp)
 	}
-	var excluded map[string]bool
-	if len(opts.ExcludeNodes) > 0 {
-		excluded = make(map[string]bool, len(opts.ExcludeNodes))
-		for _, n := range opts.ExcludeNodes {
-			excluded[n] = true
-		}
-	}
 	// The targets and their room are shared; a solve copies the room of those it places on.
 	s.nHosts = len(b.targets)
-	s.targets = b.targets
-	if excluded != nil {
-		s.targets = make([]*target, 0, len(b.targets))
-		for _, t := range b.targets {
-			if !excluded[t.node.Name] {
-				s.targets = append(s.targets, t)
-			}
-		}
-	}
+	s.targets = targets
 	// A snapshot with pods it cannot compile (a class error) still solves: those pods come back
 	// unschedulable with the error as their reason.
 	_ = s.setupPending()

@@ -143,7 +143,6 @@ type solve struct {
 	grow        bool // let claims grow to larger types (second pass over open claims)
 	hint        int  // pods of the class expected in the domain being filled (0: none)
 	scratchBits scheduling.Bitset
-	optBuf      []option
 	altMemo     []altMemo // the latest alternatives compileAlt compiled (class.go)
 	// repairMoves and repairSplit are the repair's scratch (repair.go).
 	repairMoves, repairSplit []repairMove

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"sync"
 
 	"github.com/tenon-sh/tenon/pkg/scheduling"
 )
@@ -203,15 +204,35 @@ func (in *instance) addClasses(p *Problem, keys []classKey) {
 	}
 }
 
+// typeScratch is addTypes' working memory, kept between instances (typeScratches): the
+// solver prepares a bound problem in every guided solve, over every type of the catalog, and
+// these were the largest allocations of a disruption pass's simulations. Nothing in it outlives
+// addTypes: appendType copies what the instance keeps.
+type typeScratch struct {
+	cands     []candidate
+	capa      []int64
+	classBits []uint64
+	used      []bool
+	list      []*candidate
+}
+
+var typeScratches = sync.Pool{New: func() any { return new(typeScratch) }}
+
 func (in *instance) addTypes(p *Problem, keys []classKey) {
 	words := (in.nK + 63) / 64
-	cands := make([]candidate, len(p.Types))
-	capa := make([]int64, len(p.Types)*in.nR)
-	classBits := make([]uint64, len(p.Types)*words)
+	sc := typeScratches.Get().(*typeScratch)
+	defer typeScratches.Put(sc)
+	nT := len(p.Types)
+	cands := grown(sc.cands, nT)
+	capa := grown(sc.capa, nT*in.nR)
+	classBits := grown(sc.classBits, nT*words)
+	used := grown(sc.used, nT)
+	sc.cands, sc.capa, sc.classBits, sc.used = cands, capa, classBits, used
+	clear(classBits)
+	clear(used)
 	for t := range cands {
 		c := &cands[t]
-		c.orig = t
-		c.price = p.Types[t].Price
+		*c = candidate{orig: t, price: p.Types[t].Price, merged: c.merged[:0]}
 		c.capa = capa[t*in.nR : (t+1)*in.nR : (t+1)*in.nR]
 		for j, r := range in.res {
 			c.capa[j] = p.Types[t].Capacity[r]
@@ -221,19 +242,19 @@ func (in *instance) addTypes(p *Problem, keys []classKey) {
 		}
 		c.classes = classBits[t*words : (t+1)*words : (t+1)*words]
 	}
-	used := make([]bool, len(cands))
 	for k, key := range keys {
 		for _, t := range key.types {
 			cands[t].classes[k/64] |= 1 << (k % 64)
 			used[t] = true
 		}
 	}
-	list := make([]*candidate, 0, len(cands))
+	list := sc.list[:0]
 	for t := range cands {
 		if used[t] {
 			list = append(list, &cands[t])
 		}
 	}
+	defer func() { clear(list[:cap(list)]); sc.list = list[:0] }()
 	list = mergeLimited(list)
 	bounds := map[string][]int64{}
 	if in.countFree {
@@ -330,4 +351,13 @@ func (in *instance) slot(t int, k int32) int {
 	lo, hi := int(in.tOff[t]), int(in.tOff[t+1])
 	i, _ := slices.BinarySearch(in.tCls[lo:hi], k)
 	return lo + i
+}
+
+// grown returns s resliced to n elements, reallocated when its capacity is short (the elements
+// are not cleared).
+func grown[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
