@@ -63,6 +63,16 @@ type Memory struct {
 	// namespaces prepares only its nodes (Snapshot.Prepared), as the simulator's does.
 	prepared *solver.Prepared
 	pools    uint64
+	// pods holds what the pass read of each pod of its nodes, by the pod object: a pod object a
+	// driver hands over is not changed afterwards (a changed pod is a new object, as the
+	// informers' are), so the next pass reuses the mark of a pod it is given again.
+	pods map[*corev1.Pod]podMark
+}
+
+// podMark is a pod's fingerprint and requests as a pass read them.
+type podMark struct {
+	hash uint64
+	req  podRequest
 }
 
 // nodeMark is what a pass saw of a node.
@@ -134,8 +144,16 @@ func newRecall(s *Snapshot, opts Options, reqs podRequests) *recall {
 	if opts.Memory != nil {
 		seed = opts.Memory.seed
 	}
+	bound := 0
+	for i := range s.Solver.Nodes {
+		bound += len(s.Solver.Nodes[i].Pods)
+	}
 	next := &Memory{seed: seed, nodes: make(map[string]nodeMark, len(s.Solver.Nodes)), rejected: map[string]rejection{},
-		together: map[string]time.Time{}}
+		together: map[string]time.Time{}, pods: make(map[*corev1.Pod]podMark, bound)}
+	var prevPods map[*corev1.Pod]podMark
+	if opts.Memory != nil {
+		prevPods = opts.Memory.pods
+	}
 	next.context = contextHash(seed, s, opts)
 	next.pools = poolsHash(seed, s, next.context)
 	gens := make(map[string]uint64, len(s.Nodes))
@@ -151,7 +169,7 @@ func newRecall(s *Snapshot, opts Options, reqs podRequests) *recall {
 			next.nodes[n.Name] = was
 			continue
 		}
-		m := markNode(seed, n, reqs)
+		m := markNode(seed, n, reqs, prevPods, next.pods)
 		m.gen = g
 		next.nodes[n.Name] = m
 	}
@@ -396,8 +414,10 @@ func (h *hasher) pod(p *corev1.Pod, reqs podRequests) (scheduling.Resources, boo
 	return req, err == nil
 }
 
-// markNode fingerprints a node: its attributes and, apart, its pods; and its free room.
-func markNode(seed maphash.Seed, n *solver.Node, reqs podRequests) nodeMark {
+// markNode fingerprints a node: its attributes and, apart, its pods; and its free room. A pod
+// marked in prev is not read again; every pod's mark goes to next (when not nil), and its
+// requests to reqs.
+func markNode(seed maphash.Seed, n *solver.Node, reqs podRequests, prev, next map[*corev1.Pod]podMark) nodeMark {
 	var h hasher
 	h.h.SetSeed(seed)
 	h.str(n.Name)
@@ -408,9 +428,23 @@ func markNode(seed maphash.Seed, n *solver.Node, reqs podRequests) nodeMark {
 	h.f64(n.Price)
 	m := nodeMark{attrs: h.h.Sum64(), free: n.Allocatable, usable: n.Initialized && !n.InFlight && !n.MarkedForDeletion}
 	h.h.Reset()
+	var ph hasher
+	ph.h.SetSeed(seed)
 	for _, p := range n.Pods {
-		if req, ok := h.pod(p, reqs); ok {
-			m.free = m.free.Sub(req)
+		pm, ok := prev[p]
+		if ok {
+			reqs[p] = pm.req
+		} else {
+			ph.h.Reset()
+			ph.pod(p, reqs)
+			pm = podMark{hash: ph.h.Sum64(), req: reqs[p]}
+		}
+		if next != nil {
+			next[p] = pm
+		}
+		h.u64(pm.hash)
+		if pm.req.err == nil {
+			m.free = m.free.Sub(pm.req.r)
 		}
 	}
 	m.pods = h.h.Sum64()

@@ -2,9 +2,12 @@ package disruption
 
 import (
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/catalog"
@@ -138,4 +141,44 @@ func TestRememberedVerdictsGiveWay(t *testing.T) {
 func claimOf(fx *fleet, it *catalog.InstanceType) *solver.Claim {
 	o := it.Offerings[slices.IndexFunc(it.Offerings, func(o catalog.Offering) bool { return o.CapacityType == apisv1.CapacityTypeOnDemand })]
 	return &solver.Claim{NodePool: fx.sp.Name, InstanceType: it, Offering: o, Price: o.Price}
+}
+
+// A pod object seen before is not read again: its mark comes from the memory, and a node's
+// fingerprint is the one reading every pod afresh gives. A pod that changes (a new object)
+// changes its node's fingerprint.
+func TestPodMarksCarriedOver(t *testing.T) {
+	fx := fragmented(t, 100)
+	seed := maphash.MakeSeed()
+	marks := map[*corev1.Pod]podMark{}
+	for i := range fx.nodes {
+		markNode(seed, &fx.nodes[i], podRequests{}, nil, marks)
+	}
+	var changed *solver.Node
+	for i := range fx.nodes {
+		n := &fx.nodes[i]
+		reqs := podRequests{}
+		fresh := markNode(seed, n, podRequests{}, nil, nil)
+		carried := markNode(seed, n, reqs, marks, nil)
+		if fresh != carried {
+			t.Fatalf("node %s: fingerprint %+v read afresh, %+v from the memory's pods", n.Name, fresh, carried)
+		}
+		for _, p := range n.Pods {
+			if _, ok := reqs[p]; !ok {
+				t.Fatalf("node %s: the requests of pod %s were not handed on", n.Name, p.Name)
+			}
+		}
+		if changed == nil && len(n.Pods) > 0 {
+			changed = n
+		}
+	}
+	if changed == nil {
+		t.Fatal("no node holds a pod")
+	}
+	before := markNode(seed, changed, podRequests{}, marks, nil)
+	p := changed.Pods[0].DeepCopy()
+	p.Labels = map[string]string{"app": "another"}
+	changed.Pods = append([]*corev1.Pod{p}, changed.Pods[1:]...)
+	if after := markNode(seed, changed, podRequests{}, marks, nil); after.pods == before.pods {
+		t.Errorf("node %s: a pod relabelled as a new object left its fingerprint as it was", changed.Name)
+	}
 }

@@ -63,7 +63,9 @@ type Options struct {
 	Cursor string
 	// Memory is the previous pass's Decision.Memory: the consolidation verdicts that still
 	// hold are taken from it instead of simulated again, and its prepared pools are reused
-	// while they are the same (memory.go).
+	// while they are the same (memory.go). A pod object given to a pass with a Memory must not
+	// be changed afterwards: a pod that changes is a new object (as an informer's are), and
+	// the next pass takes an object it saw before as the same pod.
 	Memory *Memory
 	// RejectionTTL is how long a remembered verdict is trusted at most (0: DefaultRejectionTTL;
 	// negative: nothing is remembered).
