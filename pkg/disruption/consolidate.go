@@ -225,7 +225,7 @@ func (d *decider) evaluate(cs []*candidate, kind evalKind) (*Command, *Skip, err
 		return reject(SkipPDB, "evicting its pods would violate PodDisruptionBudget %s", pdb)
 	}
 	price := d.price(cs)
-	opts := d.opts.forPool(cs[0].pool)
+	opts := d.poolOptions(cs[0].pool)
 	floor := max(opts.MinSavingsPerHour, opts.MinSavingsFraction*price)
 	// The cheap necessary condition first: what the pods must cost on new capacity, from room
 	// and prices alone, against what removing the nodes must save. Reserved nodes go to the
@@ -310,6 +310,12 @@ func (d *decider) evaluate(cs []*candidate, kind evalKind) (*Command, *Skip, err
 // budgetRefuses names the NodePool among cs whose budgets do not allow all its nodes among
 // them at once for reason (the first by name), or "" when every pool's do.
 func (d *decider) budgetRefuses(cs []*candidate, reason apisv1.DisruptionReason) string {
+	if !slices.ContainsFunc(cs, func(c *candidate) bool { return c.NodePool != cs[0].NodePool }) {
+		if !d.budgets.allows(cs[0].NodePool, reason, len(cs)) {
+			return cs[0].NodePool
+		}
+		return ""
+	}
 	n := map[string]int{}
 	for _, c := range cs {
 		n[c.NodePool]++
@@ -534,4 +540,17 @@ func (d *decider) balancedScore(cs []*candidate, savings float64) float64 {
 		return 1e9 // nothing to disrupt
 	}
 	return (savings / poolPrice) / (cost / poolCost)
+}
+
+// poolOptions is Options.forPool, read once a pass for each NodePool.
+func (d *decider) poolOptions(np *apisv1.NodePool) Options {
+	if o, ok := d.byPool[np]; ok {
+		return o
+	}
+	if d.byPool == nil {
+		d.byPool = map[*apisv1.NodePool]Options{}
+	}
+	o := d.opts.forPool(np)
+	d.byPool[np] = o
+	return o
 }

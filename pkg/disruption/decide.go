@@ -34,6 +34,7 @@ type decider struct {
 	simulated *outcome
 	reqs      podRequests
 	reqBuf    []scheduling.Resources // floor's scratch
+	byPool    map[*apisv1.NodePool]Options
 }
 
 // Decide runs one disruption pass over the snapshot.

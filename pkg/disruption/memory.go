@@ -167,6 +167,13 @@ func newRecall(s *Snapshot, opts Options, reqs podRequests) *recall {
 		g := gens[n.Name]
 		if was, ok := opts.Memory.nodeAt(n.Name, g); ok {
 			next.nodes[n.Name] = was
+			// The node's pods are the objects of the last pass: their requests are known.
+			for _, p := range n.Pods {
+				if pm, ok := prevPods[p]; ok {
+					reqs[p] = pm.req
+					next.pods[p] = pm
+				}
+			}
 			continue
 		}
 		m := markNode(seed, n, reqs, prevPods, next.pods)
