@@ -231,7 +231,11 @@ func (d *decider) evaluate(cs []*candidate, kind evalKind) (*Command, *Skip, err
 	// and prices alone, against what removing the nodes must save. Reserved nodes go to the
 	// solve, whose reservedRules say why they stay.
 	place := placeOf(cs)
-	if fl, ok := d.floor(names, place, kind == evalMulti, spotFloors(cs)); ok && !slices.ContainsFunc(cs, reserved) {
+	fl, ok := solver.Floor{}, false
+	if !slices.ContainsFunc(cs, reserved) {
+		fl, ok = d.floor(names, place, kind == evalMulti, spotFloors(cs))
+	}
+	if ok {
 		least := fl.Price
 		switch most := price - least; {
 		case math.IsInf(least, 1) && kind == evalSingle:
