@@ -21,15 +21,20 @@ import (
 // then every Deployment loses 60% of its replicas (the scale-down). One op is one pass: the time
 // to find the full set of commands it would run. After timing, passes are applied until none
 // acts, and the fleet's $/h is compared with the LP lower bound of the pods that remain.
-// The norepack case turns N→M repacks off (Options.NoRepack).
+// The norepack case turns N→M repacks off (Options.NoRepack); the first-pass case times the
+// first pass only and does not converge (10,000 nodes take hours of passes).
 func BenchmarkConsolidate(b *testing.B) {
 	for _, bc := range []struct {
-		nodes    int
-		noRepack bool
-	}{{100, false}, {1000, false}, {1000, true}, {5000, false}} {
+		nodes     int
+		noRepack  bool
+		firstOnly bool
+	}{{100, false, false}, {1000, false, false}, {1000, true, false}, {5000, false, false}, {10000, false, true}} {
 		name := fmt.Sprintf("nodes=%d", bc.nodes)
 		if bc.noRepack {
 			name += "/norepack"
+		}
+		if bc.firstOnly {
+			name += "/first-pass"
 		}
 		b.Run(name, func(b *testing.B) {
 			fx := fragmented(b, bc.nodes)
@@ -47,6 +52,10 @@ func BenchmarkConsolidate(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(float64(len(d.Commands)), "commands-first-pass")
 			b.ReportMetric(float64(d.Simulations), "simulations-first-pass")
+			if bc.firstOnly {
+				b.ReportMetric(float64(len(fx.nodes)), "nodes-before")
+				return
+			}
 			fx.converge(b, opts)
 		})
 	}
