@@ -57,6 +57,9 @@ type gangRun struct {
 	domain  string        // the domain its running pods fix ("" : none, or no key)
 	needed  int           // pods that must get capacity now: MinCount − running
 	failed  *Reason       // set once the gang cannot be given capacity
+	// chosen says the domain was chosen by the solver (chooseDomain), not fixed by running
+	// members: another domain may serve the gang when others take this one's room.
+	chosen bool
 }
 
 // gangsOf groups the pending pods that name a gang of the snapshot, and counts the gang's pods
@@ -216,7 +219,11 @@ func (p *Prepared) solveGangs(pods []*corev1.Pod, opts Options, gangs []*gangRun
 	for i, g := range gangs {
 		wasIn[i] = g.failed == nil
 	}
-	if err := admitGangs(gangs, pinned, func() (*Plan, error) { return solveWith(fast) }); err != nil {
+	room := p.gangRoom(opts.ExcludeNodes)
+	move := func(g *gangRun) (bool, error) {
+		return p.moveGang(g, gangs, pinned, orig, room, func() (*Plan, error) { return solveWith(fast) })
+	}
+	if err := admitGangs(gangs, pinned, func() (*Plan, error) { return solveWith(fast) }, move); err != nil {
 		return nil, err
 	}
 	// The guided plan may place differently from first-fit; a gang it leaves short is taken out
@@ -238,7 +245,6 @@ func (p *Prepared) solveGangs(pods []*corev1.Pod, opts Options, gangs []*gangRun
 	// each kept in if every gang in still gets its minCount; only those the room of the nodes
 	// and the pools' limits could hold beside the gangs in (gangRoom) cost a solve, and at most
 	// gangResolves of them.
-	room := p.gangRoom(opts.ExcludeNodes)
 	tries := 0
 	for i, g := range gangs {
 		if !wasIn[i] || g.failed == nil || tries == gangResolves || !room.holds(g, gangs) {
@@ -258,6 +264,45 @@ func (p *Prepared) solveGangs(pods []*corev1.Pod, opts Options, gangs []*gangRun
 		plan = again
 	}
 	return finishGangs(plan, gangs, pinned, orig), nil
+}
+
+// moveGang tries gang g, which fell short beside the others in its chosen domain, in each other
+// domain of its key, solving (solve) with its pods pinned there; it keeps the cheapest domain
+// where every gang in gets its minCount, and reports whether it found one. (A move that only
+// helped while some other gang was still short could leave g where it fits only beside that
+// gang's pods, which may be taken out next.) It tries nothing when the room could not hold g
+// beside the gangs in anyway.
+func (p *Prepared) moveGang(g *gangRun, gangs []*gangRun, pinned map[*gangRun][]*corev1.Pod, orig map[*corev1.Pod]*corev1.Pod, room gangRoom, solve func() (*Plan, error)) (bool, error) {
+	if !room.holds(g, gangs) {
+		return false, nil
+	}
+	from, fromPods := g.domain, pinned[g]
+	best, bestPrice := "", 0.0
+	var bestPods []*corev1.Pod
+	for _, v := range p.domainValues(g.TopologyKey) {
+		if v == from {
+			continue
+		}
+		copies := pin(g.pending, g.TopologyKey, v, nil)
+		pinned[g], g.domain = copies, v
+		plan, err := solve()
+		if err != nil {
+			pinned[g], g.domain = fromPods, from
+			return false, err
+		}
+		if len(shortGangs(plan, gangs, pinned)) == 0 && (best == "" || plan.Price < bestPrice-1e-9) {
+			best, bestPrice, bestPods = v, plan.Price, copies
+		}
+	}
+	if best == "" {
+		pinned[g], g.domain = fromPods, from
+		return false, nil
+	}
+	pinned[g], g.domain = bestPods, best
+	for i, c := range bestPods {
+		orig[c] = g.pending[i]
+	}
+	return true, nil
 }
 
 // gangRoom is, per resource, the most that pending pods can get on a prepared snapshot: the free
@@ -395,9 +440,13 @@ func finishGangs(plan *Plan, gangs []*gangRun, pinned map[*gangRun][]*corev1.Pod
 // once a competitor is gone, and buy nothing when each of two gangs fell short beside the other.
 // After gangResolves such solves the short gangs left are taken out together. Then the first
 // gangResolves taken out are tried again, in that order, each kept in if every gang in still
-// gets its minCount: one taken out while another short gang was still in may fit now.
-func admitGangs(gangs []*gangRun, pinned map[*gangRun][]*corev1.Pod, solve func() (*Plan, error)) error {
+// gets its minCount: one taken out while another short gang was still in may fit now. A gang
+// whose domain the solver chose is tried in the other domains of its key (move) before it is
+// taken out, and again when it is tried again: alone it was cheapest where other gangs' pods
+// may have gone.
+func admitGangs(gangs []*gangRun, pinned map[*gangRun][]*corev1.Pod, solve func() (*Plan, error), move func(*gangRun) (bool, error)) error {
 	var dropped []*gangRun
+	moved := map[*gangRun]bool{}
 	for {
 		plan, err := solve()
 		if err != nil {
@@ -417,6 +466,18 @@ func admitGangs(gangs []*gangRun, pinned map[*gangRun][]*corev1.Pod, solve func(
 			return 0
 		})
 		if len(dropped) < gangResolves {
+			// The gang to take out may fit in another domain of its key beside the others
+			// (each gang is tried in the other domains once).
+			if g := short[0].gangRun; g.chosen && !moved[g] && move != nil {
+				moved[g] = true
+				ok, err := move(g)
+				if err != nil {
+					return err
+				}
+				if ok {
+					continue
+				}
+			}
 			short = short[:1]
 		}
 		for _, s := range short {
@@ -434,9 +495,20 @@ func admitGangs(gangs []*gangRun, pinned map[*gangRun][]*corev1.Pod, solve func(
 		if err != nil {
 			return err
 		}
-		if len(shortGangs(plan, gangs, pinned)) > 0 {
-			g.failed = reason
+		if len(shortGangs(plan, gangs, pinned)) == 0 {
+			continue
 		}
+		// With fewer gangs in, another domain of its key may hold it now.
+		if g.chosen && move != nil {
+			ok, err := move(g)
+			if err != nil {
+				return err
+			}
+			if ok {
+				continue
+			}
+		}
+		g.failed = reason
 	}
 	return nil
 }
@@ -503,7 +575,7 @@ func (p *Prepared) chooseDomain(g *gangRun, opts Options, orig map[*corev1.Pod]*
 			g.key, g.MinCount, g.TopologyKey, max(mostPlaced, 0), why)}
 		return nil
 	}
-	g.domain = best
+	g.domain, g.chosen = best, true
 	for i, c := range bestPods {
 		orig[c] = g.pending[i]
 	}

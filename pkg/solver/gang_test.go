@@ -392,3 +392,42 @@ func TestGangsCompetingByPriority(t *testing.T) {
 		}
 	})
 }
+
+// TestGangsShareDomains: two gangs of two 8-GPU pods, each held to one zone, and two existing
+// 16-GPU nodes, one in each zone; no pool can launch more. Alone, each gang is cheapest (free)
+// in the first zone; together, one must take the other zone. Both get capacity.
+func TestGangsShareDomains(t *testing.T) {
+	var alloc scheduling.Resources
+	alloc[scheduling.CPU], alloc[scheduling.Memory], alloc[scheduling.Pods], alloc[scheduling.NvidiaGPU] = 192_000, 2000<<30, 100, 16
+	node := func(name, zone string) Node {
+		return Node{Name: name, Labels: map[string]string{apisv1.LabelZone: zone, apisv1.LabelHostname: name}, Allocatable: alloc, Initialized: true}
+	}
+	snap := &Snapshot{
+		NodePools: []NodePool{gpuPool(t, func(p *NodePool) { p.NodeLimit = 0 })},
+		Nodes:     []Node{node("gpu-a", "us-east-1a"), node("gpu-b", "us-east-1b")},
+		Pods:      append(gangPods(2, "first"), gangPods(2, "second")...),
+		Gangs: []Gang{
+			{Namespace: "default", Name: "first", MinCount: 2, TopologyKey: apisv1.LabelZone},
+			{Namespace: "default", Name: "second", MinCount: 2, TopologyKey: apisv1.LabelZone},
+		},
+	}
+	for _, guide := range []bool{false, true} {
+		plan, err := Solve(snap, Options{NoGuide: !guide})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Verify(snap, plan); err != nil {
+			t.Fatal(err)
+		}
+		if len(plan.Unschedulable) != 0 || len(plan.Claims) != 0 {
+			t.Fatalf("guided %v: %d claims, unschedulable %v: want each gang on one existing node", guide, len(plan.Claims), plan.Unschedulable)
+		}
+		domains := map[string]bool{}
+		for _, o := range plan.Gangs {
+			domains[o.Domain] = true
+		}
+		if len(domains) != 2 {
+			t.Fatalf("guided %v: gangs in %v: want one zone each", guide, plan.Gangs)
+		}
+	}
+}
