@@ -148,14 +148,14 @@ func (p *Prepared) solvePods(pods []*corev1.Pod, opts Options) (*Plan, error) {
 					coarse: max(minPartGuideRows, (maxGuideClasses*len(part)+len(pods)-1)/len(pods)),
 					fine:   max(minPartGuideRows, (maxFineGuideClasses*len(part)+len(pods)-1)/len(pods)),
 				}
-				w := p.best(p.instantiateOn(part, opts, targets), part, opts, base, rows, targets)
+				w := p.best(p.instantiateOn(part, opts, targets), part, opts, base, rows)
 				base += len(w.claims)
 				plans = append(plans, w.plan())
 			}
 			return p.balanced(mergePlans(plans), opts), nil
 		}
 	}
-	return p.balanced(p.best(s, pods, opts, 0, guideRows{}, targets).plan(), opts), nil
+	return p.balanced(p.best(s, pods, opts, 0, guideRows{}).plan(), opts), nil
 }
 
 // guideRows are the rows a solve's guide LP may have on its first attempt and on a finer grid
@@ -179,9 +179,9 @@ func (p *Prepared) balanced(plan *Plan, opts Options) *Plan {
 // best runs s, a fresh solve of pods, and unless opts.NoGuide guided solves of the same pods
 // (a first attempt on a coarse grid, then a finer one if the budget allows; budget.go), and
 // returns the best of them: the one that leaves fewer pods unschedulable, then the one with the
-// lower price, the earlier on a tie. Its claims' hostnames are numbered from hostBase; targets
-// are the nodes s places on (targetsFor).
-func (p *Prepared) best(s *solve, pods []*corev1.Pod, opts Options, hostBase int, rows guideRows, targets []*target) *solve {
+// lower price, the earlier on a tie. Its claims' hostnames are numbered from hostBase; the
+// guided solves place on the nodes s does.
+func (p *Prepared) best(s *solve, pods []*corev1.Pod, opts Options, hostBase int, rows guideRows) *solve {
 	s.hostBase = hostBase
 	s.run()
 	// A plan that buys nothing and leaves nothing unscheduled cannot be improved on; a disruption
@@ -202,7 +202,7 @@ func (p *Prepared) best(s *solve, pods []*corev1.Pod, opts Options, hostBase int
 	stopped, attempts, finer := false, 0, 0
 	winner := s
 	for attempt := 1; attempt <= 2; attempt++ {
-		g := p.instantiateOn(pods, opts, targets)
+		g := p.instantiateOn(pods, opts, s.targets)
 		g.hostBase, g.guided = hostBase, true
 		g.guideRows, g.guideFineRows = rows.coarse, rows.fine
 		if attempt == 2 {
