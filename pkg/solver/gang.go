@@ -60,6 +60,8 @@ type gangRun struct {
 	// chosen says the domain was chosen by the solver (chooseDomain), not fixed by running
 	// members: another domain may serve the gang when others take this one's room.
 	chosen bool
+	// least is leastNeed's answer, once asked.
+	least *scheduling.Resources
 }
 
 // gangsOf groups the pending pods that name a gang of the snapshot, and counts the gang's pods
@@ -359,6 +361,14 @@ func (room gangRoom) holds(g *gangRun, gangs []*gangRun) bool {
 // leastNeed is, per resource, the sum of the needed smallest requests among a gang's pending
 // pods: no plan that gives the gang its minCount places less.
 func leastNeed(g *gangRun) scheduling.Resources {
+	if g.least == nil {
+		g.least = new(scheduling.Resources)
+		*g.least = readLeastNeed(g)
+	}
+	return *g.least
+}
+
+func readLeastNeed(g *gangRun) scheduling.Resources {
 	var out scheduling.Resources
 	if g.needed == 0 {
 		return out
