@@ -66,11 +66,7 @@ func newDecider(s *Snapshot, opts Options) (*decider, error) {
 	opts = opts.withDefaults()
 	// Every pod's requests are read once a pass at least (fingerprints, idle prices): sized for
 	// all of them, the memo never grows.
-	n := len(s.Solver.Pods)
-	for i := range s.Solver.Nodes {
-		n += len(s.Solver.Nodes[i].Pods)
-	}
-	reqs := make(podRequests, n)
+	reqs := make(podRequests, len(s.Solver.Pods)+podsOnNodes(s))
 	r := newRecall(s, opts, reqs)
 	w, err := newWorld(s.Solver, r.prepared(s), opts)
 	if err != nil {
@@ -99,6 +95,15 @@ func newDecider(s *Snapshot, opts Options) (*decider, error) {
 	}
 	d.linkUnits()
 	return d, nil
+}
+
+// podsOnNodes counts the pods on the snapshot's nodes.
+func podsOnNodes(s *Snapshot) int {
+	n := 0
+	for i := range s.Solver.Nodes {
+		n += len(s.Solver.Nodes[i].Pods)
+	}
+	return n
 }
 
 func (d *decider) skip(c *candidate, r SkipReason, format string, args ...any) {

@@ -144,12 +144,8 @@ func newRecall(s *Snapshot, opts Options, reqs podRequests) *recall {
 	if opts.Memory != nil {
 		seed = opts.Memory.seed
 	}
-	bound := 0
-	for i := range s.Solver.Nodes {
-		bound += len(s.Solver.Nodes[i].Pods)
-	}
 	next := &Memory{seed: seed, nodes: make(map[string]nodeMark, len(s.Solver.Nodes)), rejected: map[string]rejection{},
-		together: map[string]time.Time{}, pods: make(map[*corev1.Pod]podMark, bound)}
+		together: map[string]time.Time{}, pods: make(map[*corev1.Pod]podMark, podsOnNodes(s))}
 	var prevPods map[*corev1.Pod]podMark
 	if opts.Memory != nil {
 		prevPods = opts.Memory.pods

@@ -159,11 +159,12 @@ func (w *world) remove(nodes []string, pods []*corev1.Pod) (*outcome, error) {
 // floor is a lower bound on what placing pods (their requests) with nodes gone adds on new
 // capacity to what the pending backlog costs alone, when the solver can tell
 // (solver.Prepared.CapacityFloor), a little under it so that rounding never rejects what a
-// solve would accept (+Inf: no plan of that kind places the pods). Only the room of initialized nodes counts: a plan that puts the
-// pods elsewhere is refused anyway. Pending pods only take room and add claims, so the floor
-// of the pods alone bounds the plan with the backlog; less the backlog's own plan, it bounds
-// the difference. When that plan buys anything, the floor says nothing of single pods (their
-// replacement may be one of the backlog's claims).
+// solve would accept (+Inf: no plan of that kind places the pods). Only the room of
+// initialized nodes counts: a plan that puts the pods elsewhere is refused anyway. Pending
+// pods only take room and add claims, so the floor of the pods alone bounds the plan with the
+// backlog; less the backlog's own plan, it bounds the difference. When that plan buys
+// anything, the floor says nothing of single pods (their replacement may be one of the
+// backlog's claims).
 func (w *world) floor(nodes []string, requests []scheduling.Resources, oneClaim, homeless bool) (solver.Floor, bool) {
 	f := w.prep.CapacityFloor(requests, solver.FloorOptions{ExcludeNodes: nodes, InitializedOnly: true, OneClaim: oneClaim, Homeless: homeless})
 	f.Price *= 1 - 1e-9
