@@ -182,8 +182,9 @@ func (n *nominator) podChanged(old, cur *corev1.Pod) {
 // the pod is bound, going or nominated anew, its node is gone or has no room for it beside the
 // pods bound there and those tenon nominated there, or the nomination has outlived
 // NominationTTL. The nomination keeps the time it was first made, so that a pod that cannot
-// fit its planned node stops holding room there after NominationTTL as before.
-func (n *nominator) renominate(ctx context.Context, key types.NamespacedName) {
+// fit its planned node stops holding room there after NominationTTL as before. It reports
+// whether the pod is nominated to that node when it returns (written now, or by another call).
+func (n *nominator) renominate(ctx context.Context, key types.NamespacedName) bool {
 	// kube-scheduler also takes a nomination off when the pod no longer fits its node (others
 	// bound there): then the pod is left to the next plan, not held where it cannot go. The
 	// room is checked for the pod and every other pod tenon nominated there.
@@ -197,16 +198,20 @@ func (n *nominator) renominate(ctx context.Context, key types.NamespacedName) {
 	}
 	n.mu.Unlock()
 	if !ok || n.cluster.Outlived(m.at, NominationTTL) || !n.cluster.HasRoom(m.node, there) {
-		return
+		return false
 	}
 	pod := &corev1.Pod{}
-	if err := n.kube.Get(ctx, key, pod); err != nil || pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil || pod.Status.NominatedNodeName != "" {
-		return
+	if err := n.kube.Get(ctx, key, pod); err != nil || pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil {
+		return false
+	}
+	if nnn := pod.Status.NominatedNodeName; nnn != "" {
+		return nnn == m.node
 	}
 	if err := n.write(ctx, pod, m.node); err != nil {
-		return
+		return false
 	}
 	n.log.V(1).Info("nominated a pod again after kube-scheduler took its nomination off", "pod", snapshot.PodKey(pod), "node", m.node)
+	return true
 }
 
 // write patches the pod's nominated node.
@@ -254,15 +259,21 @@ func (n *nominator) nominate(ctx context.Context, providerID string) {
 }
 
 // registering nominates the pods planned onto claim to node, registrationWriters at a time,
-// and returns when they are written and tenon's own informers have seen them (for at most
-// registrationSettle). Registration calls it before it takes the unregistered taint off the
-// node, so kube-scheduler, which cannot place a pod on the node before that, sees where each
-// pod was planned before it sees the room: nominations no longer race the scheduler. The wait
-// for the informers matters because kube-scheduler watches pods and nodes on separate streams:
-// a taint removal written after the nominations can still reach it first, and then it places
-// the pods as its scores say, into room the plan kept for others. Once tenon's own pod watch
-// has delivered the nominations, kube-scheduler's (fed by the same API server) has too, as a
-// rule.
+// and returns when tenon's own informers see every one of them nominated there (or bound, or
+// gone), for at most registrationSettle. Registration calls it before it takes the
+// unregistered taint off the node, so kube-scheduler, which cannot place a pod on the node
+// before that, sees where each pod was planned before it sees the room: nominations no longer
+// race the scheduler. The wait for the informers matters because kube-scheduler watches pods
+// and nodes on separate streams: a taint removal written after the nominations can still reach
+// it first, and then it places the pods as its scores say, into room the plan kept for others.
+// Once tenon's own pod watch has delivered the nominations, kube-scheduler's (fed by the same
+// API server) has too, as a rule.
+//
+// While it waits, kube-scheduler may try a pod already nominated (another node's registration
+// requeues every pending pod) and, the node being still tainted, take the nomination off: the
+// pod is nominated again before the taint comes off, or the room the plan kept for it would be
+// held for no one the moment the node is schedulable, and a pod planned for a node still
+// tainted would take it (seen in TestPodsBindWhereTheyWerePlanned under load).
 func (n *nominator) registering(ctx context.Context, claim, node string) {
 	written := n.nominateAll(ctx, claim, node, make(chan struct{}, registrationWriters))
 	if len(written) == 0 {
@@ -272,11 +283,29 @@ func (n *nominator) registering(ctx context.Context, claim, node string) {
 	defer cancel()
 	for {
 		changed := n.cluster.Changed() // taken before the check, so that no change is missed
-		written = slices.DeleteFunc(written, func(k types.NamespacedName) bool {
-			p, ok := n.cluster.Pod(k.Namespace, k.Name)
-			return !ok || p.Spec.NodeName != "" || p.Status.NominatedNodeName == node
-		})
-		if len(written) == 0 {
+		settled := true
+		kept := written[:0]
+		for _, w := range written {
+			p, ok := n.cluster.Pod(w.key.Namespace, w.key.Name)
+			switch {
+			case !ok || p.Spec.NodeName != "" || p.DeletionTimestamp != nil:
+				continue // bound or gone: no room to hold
+			case p.Status.NominatedNodeName == node:
+			case p.ResourceVersion == w.over: // the write not seen yet
+				settled = false
+			case p.Status.NominatedNodeName != "":
+				continue // nominated elsewhere since
+			default: // taken off since: written again (if it still fits), and waited for
+				settled = false
+				w.over = p.ResourceVersion
+				if !n.renominate(ctx, w.key) {
+					continue
+				}
+			}
+			kept = append(kept, w)
+		}
+		written = kept
+		if settled {
 			return
 		}
 		select {
@@ -288,20 +317,27 @@ func (n *nominator) registering(ctx context.Context, claim, node string) {
 	}
 }
 
+// write is one nomination written: the pod, and the resourceVersion of the pod it was written
+// over.
+type write struct {
+	key  types.NamespacedName
+	over string
+}
+
 // registrationSettle bounds how long registration waits for tenon's informers to see the
 // nominations it wrote.
 const registrationSettle = 2 * time.Second
 
 // nominateAll nominates the pods planned onto claim to node, as many at once as slots has
-// room for, and returns, when they are written, the pods it nominated.
-func (n *nominator) nominateAll(ctx context.Context, claim, node string, slots chan struct{}) []types.NamespacedName {
+// room for, and returns, when they are written, the nominations it wrote.
+func (n *nominator) nominateAll(ctx context.Context, claim, node string, slots chan struct{}) []write {
 	n.mu.Lock()
 	keys := n.take(claim)
 	n.mu.Unlock()
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
-		written []types.NamespacedName
+		written []write
 	)
 	for _, key := range keys {
 		select {
@@ -313,9 +349,9 @@ func (n *nominator) nominateAll(ctx context.Context, claim, node string, slots c
 		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			if n.nominateOne(ctx, key, node) {
+			if over, ok := n.nominateOne(ctx, key, node); ok {
 				mu.Lock()
-				written = append(written, key)
+				written = append(written, write{key: key, over: over})
 				mu.Unlock()
 			}
 		}()
@@ -334,28 +370,29 @@ func unregistered(node *corev1.Node) bool {
 }
 
 // nominateOne nominates one pod to node unless it is bound, going, or nominated by another,
-// and reports whether it wrote the nomination.
-func (n *nominator) nominateOne(ctx context.Context, key types.NamespacedName, node string) bool {
+// and reports whether it wrote the nomination, and over which resourceVersion of the pod.
+func (n *nominator) nominateOne(ctx context.Context, key types.NamespacedName, node string) (string, bool) {
 	pod := &corev1.Pod{}
 	if err := n.kube.Get(ctx, key, pod); err != nil {
-		return false // gone
+		return "", false // gone
 	}
 	if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil {
-		return false
+		return "", false
 	}
+	over := pod.ResourceVersion
 	n.mu.Lock()
 	own := n.made[key].node
 	n.mu.Unlock()
 	// Another's nomination (kube-scheduler's, for a preemption) is left alone; tenon's own
 	// earlier one is replaced by the new plan's.
 	if nnn := pod.Status.NominatedNodeName; nnn == node || (nnn != "" && nnn != own) {
-		return false
+		return "", false
 	}
 	if n.write(ctx, pod, node) != nil {
-		return false
+		return "", false
 	}
 	n.mu.Lock()
 	n.made[key] = nomination{node: node, at: n.clock.Now()}
 	n.mu.Unlock()
-	return true
+	return over, true
 }

@@ -3,6 +3,7 @@ package provisioning
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,7 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/tenon-sh/tenon/pkg/state"
 )
@@ -165,5 +168,102 @@ func TestClearedNominationsAreMadeAgain(t *testing.T) {
 	}
 	if m := n.made[key("ours")]; !m.at.Equal(first) {
 		t.Errorf("the nomination made again dates from %s; want its first, %s", m.at, first)
+	}
+}
+
+// Registration waits, before the node's unregistered taint comes off, until tenon's informers
+// see every pod planned there nominated there. kube-scheduler may take a nomination off while
+// the node is still tainted (another node's registration requeues every pending pod, and the
+// attempt fails on the tainted node): such a pod is nominated again before registration
+// returns, whether the informers saw the nomination before it was taken off or not, so that the
+// room the plan kept for it is not free for others when the node becomes schedulable.
+func TestRegistrationNominatesAgainWhatTheSchedulerTookOff(t *testing.T) {
+	for _, seenFirst := range []bool{true, false} {
+		t.Run(fmt.Sprintf("seen-before-taken-off=%v", seenFirst), func(t *testing.T) {
+			clk := clocktesting.NewFakeClock(time.Now())
+			cluster := state.NewCluster(clk)
+			cluster.UpdateNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"},
+				Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourcePods: resource.MustParse("110")}}})
+			// The informers: every status write reaches cluster at once, except that p2's
+			// first nomination is held back until the test delivers it.
+			var (
+				mu   sync.Mutex
+				held *corev1.Pod
+			)
+			kube := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithStatusSubresource(&corev1.Pod{}).
+				WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+					if err := c.SubResource(sub).Patch(ctx, obj, patch, opts...); err != nil {
+						return err
+					}
+					p := obj.(*corev1.Pod).DeepCopy()
+					mu.Lock()
+					defer mu.Unlock()
+					if p.Name == "p2" && held == nil {
+						held = p
+						return nil
+					}
+					cluster.UpdatePod(p)
+					return nil
+				}}).Build()
+			var pods []*corev1.Pod
+			for i := range 3 {
+				p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("p%d", i)},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Resources: corev1.ResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}}
+				if err := kube.Create(context.Background(), p); err != nil {
+					t.Fatal(err)
+				}
+				cluster.UpdatePod(p.DeepCopy())
+				pods = append(pods, p)
+			}
+			n := newNominator(kube, cluster, clk, logr.Discard(), func() {})
+			n.plan("claim", pods)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				n.registering(context.Background(), "claim", "n1")
+			}()
+			// Once every nomination is written (p2's held back), kube-scheduler takes p0's off.
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				mu.Lock()
+				h := held
+				mu.Unlock()
+				p0, _ := cluster.Pod("default", "p0")
+				if h != nil && (!seenFirst || p0.Status.NominatedNodeName == "n1") {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the nominations were not written")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			p0 := &corev1.Pod{}
+			if err := kube.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "p0"}, p0); err != nil {
+				t.Fatal(err)
+			}
+			p0.Status.NominatedNodeName = ""
+			if err := kube.Status().Update(context.Background(), p0); err != nil {
+				t.Fatal(err)
+			}
+			cluster.UpdatePod(p0.DeepCopy())
+			mu.Lock()
+			cluster.UpdatePod(held)
+			mu.Unlock()
+			select {
+			case <-done:
+			case <-time.After(registrationSettle + 5*time.Second):
+				t.Fatal("registration did not return")
+			}
+			for _, name := range []string{"p0", "p1", "p2"} {
+				got := &corev1.Pod{}
+				if err := kube.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: name}, got); err != nil {
+					t.Fatal(err)
+				}
+				if got.Status.NominatedNodeName != "n1" {
+					t.Errorf("when registration returned, %s was nominated to %q; want n1", name, got.Status.NominatedNodeName)
+				}
+			}
+		})
 	}
 }

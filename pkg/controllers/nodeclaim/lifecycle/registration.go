@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -42,6 +43,12 @@ func (c *Controller) register(ctx context.Context, claim *apisv1.NodeClaim) erro
 		return t.MatchTaint(&apisv1.UnregisteredNoExecuteTaint)
 	}) {
 		c.deps.BeforeRegister(ctx, claim, node)
+		// The hook may have waited: the Node read before it is likely stale by now (its
+		// status is written every few seconds), and the patch below, guarded by its
+		// resourceVersion, would fail and leave the taint on for another reconcile.
+		if node, err = index.NodeForProviderID(ctx, c.deps.Client, claim.Status.ProviderID); err != nil || node == nil {
+			return cmp.Or(err, fmt.Errorf("node with provider ID %s gone during registration", claim.Status.ProviderID))
+		}
 	}
 	orig := node.DeepCopy()
 	SyncNode(claim, node)
