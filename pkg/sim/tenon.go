@@ -18,7 +18,7 @@ import (
 // (pkg/solver, the code the controller runs) over a snapshot of the simulated cluster, and
 // every disruption pass runs tenon's disruption methods (see tenonDisrupter).
 func TenonPolicy(env *Env) Policy {
-	t := &tenon{env: env, fits: map[[2]int][]bool{}, filtered: map[string][]*catalog.InstanceType{}, projected: map[*catalog.InstanceType]*catalog.InstanceType{}, prepared: map[string]*solver.Prepared{}}
+	t := &tenon{env: env, fits: map[[2]int][]bool{}, filtered: map[string]typeList{}, lists: map[string]typeList{}, projected: map[*catalog.InstanceType]*catalog.InstanceType{}, prepared: map[string]*solver.Prepared{}}
 	return Policy{
 		Name:          PolicyTenon,
 		Provisioner:   t,
@@ -53,8 +53,12 @@ type tenon struct {
 	// fits[pool, shape][i] says whether pool type i (Pool.Types) can hold a pod of the shape:
 	// its allocatable has room and its labels allow it. Types that hold no pending pod cannot
 	// appear in any claim, so each solve gets only the others (same plan, less to compile).
-	fits     map[[2]int][]bool
-	filtered map[string][]*catalog.InstanceType
+	fits map[[2]int][]bool
+	// filtered holds, by pool, version and shapes, the types that can hold one of the
+	// shapes; lists of the same types are one list (lists), whose id keys the prepared pools
+	// (poolsOnly): sets of shapes that differ often keep the same types.
+	filtered map[string]typeList
+	lists    map[string]typeList
 	index    []map[string]int
 	// projected maps a type to its copy whose requirements keep only the keys some
 	// requirement of the simulation reads (Env.keys): the solver compiles an index per key
@@ -134,20 +138,16 @@ func (t *tenon) poolsOnly(v *View, shapes []int) *solver.Prepared {
 	var key strings.Builder
 	for _, p := range t.env.Pools {
 		sp := p.Solver
-		sp.InstanceTypes = t.types(v, p, shapes)
+		l := t.typeList(v, p, shapes)
+		sp.InstanceTypes = v.r.reprice(l.types)
 		sp.Usage, sp.Nodes = v.Usage(p.Index)
 		snap.NodePools = append(snap.NodePools, sp)
-		_, version := v.instanceTypes(p.Index)
-		key.WriteString(strconv.Itoa(version))
+		key.WriteString(strconv.Itoa(l.id)) // the pool and its types' version with them
 		if limited(&sp) {
 			key.WriteString(sp.Usage.String())
 			key.WriteString(strconv.Itoa(sp.Nodes))
 		}
 		key.WriteByte('/')
-	}
-	for _, s := range shapes {
-		key.WriteString(strconv.Itoa(s))
-		key.WriteByte(',')
 	}
 	if v.r.deciding() { // the offerings' prices follow the room the fleet leaves
 		key.WriteString("room")
@@ -268,6 +268,18 @@ func hasRoom(v *View, n *Node, shapes []int) bool {
 
 // types returns the pool's types on sale now that can hold a pod of one of shapes.
 func (t *tenon) types(v *View, p *Pool, shapes []int) []*catalog.InstanceType {
+	return v.r.reprice(t.typeList(v, p, shapes).types)
+}
+
+// typeList is a list of instance types, and its id among the lists of distinct types.
+type typeList struct {
+	types []*catalog.InstanceType
+	id    int
+}
+
+// typeList returns the pool's types on sale now that can hold a pod of one of shapes (not
+// repriced).
+func (t *tenon) typeList(v *View, p *Pool, shapes []int) typeList {
 	cur, version := v.instanceTypes(p.Index)
 	var key strings.Builder
 	key.WriteString(strconv.Itoa(p.Index))
@@ -277,8 +289,8 @@ func (t *tenon) types(v *View, p *Pool, shapes []int) []*catalog.InstanceType {
 		key.WriteByte(',')
 		key.WriteString(strconv.Itoa(s))
 	}
-	if out, ok := t.filtered[key.String()]; ok {
-		return v.r.reprice(out)
+	if l, ok := t.filtered[key.String()]; ok {
+		return l
 	}
 	if t.index == nil {
 		t.index = make([]map[string]int, len(t.env.Pools))
@@ -294,6 +306,10 @@ func (t *tenon) types(v *View, p *Pool, shapes []int) []*catalog.InstanceType {
 		masks = append(masks, t.fitMask(p, s))
 	}
 	out := make([]*catalog.InstanceType, 0, len(cur))
+	var names strings.Builder
+	names.WriteString(strconv.Itoa(p.Index))
+	names.WriteByte('/')
+	names.WriteString(strconv.Itoa(version))
 	for _, it := range cur {
 		i, ok := t.index[p.Index][it.Name]
 		if !ok {
@@ -302,12 +318,19 @@ func (t *tenon) types(v *View, p *Pool, shapes []int) []*catalog.InstanceType {
 		for _, m := range masks {
 			if m[i] {
 				out = append(out, t.project(it))
+				names.WriteByte(' ')
+				names.WriteString(it.Name)
 				break
 			}
 		}
 	}
-	t.filtered[key.String()] = out
-	return v.r.reprice(out)
+	l, ok := t.lists[names.String()]
+	if !ok {
+		l = typeList{types: out, id: len(t.lists)}
+		t.lists[names.String()] = l
+	}
+	t.filtered[key.String()] = l
+	return l
 }
 
 // fitMask says which of the pool's types can hold a pod of shape s: room in its allocatable

@@ -258,8 +258,17 @@ func (d *tenonDisrupter) check(v *View, pc *passCache, c candidate, cands []cand
 	prep := d.t.poolsOnly(v, shapes)
 	if room {
 		if pc.full == nil {
+			// The pools of the candidates' shapes are those poolsOnly prepares (and keeps
+			// across passes): only the nodes are compiled.
+			shapes := candidateShapes(v, cands)
+			snap := d.t.snapshot(v, shapes, nil)
 			var err error
-			if pc.full, err = solver.Prepare(d.t.snapshot(v, candidateShapes(v, cands), nil)); err != nil {
+			if pools := d.t.poolsOnly(v, shapes); pools != nil {
+				pc.full, err = pools.WithNodes(snap)
+			} else {
+				pc.full, err = solver.Prepare(snap)
+			}
+			if err != nil {
 				return Command{}, false
 			}
 		}
