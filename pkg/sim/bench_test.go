@@ -69,6 +69,7 @@ func BenchmarkSimulateMixedShared(b *testing.B) {
 			for _, p := range rep.Policies {
 				b.ReportMetric(p.CostUSD/rep.Bound.CostUSD, p.Policy+"/bound")
 				b.ReportMetric(p.Utilisation.GPUShares, p.Policy+"/share-util")
+				b.ReportMetric(p.WallSeconds, p.Policy+"/s") // the policies and the bound run side by side
 			}
 		})
 	}
