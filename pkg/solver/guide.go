@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"slices"
+	"sync"
 
 	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/solver/bound"
@@ -107,10 +108,21 @@ func (g *guideTypes) undominated(types []bound.Type, list []int) []int {
 	return out
 }
 
+// packTypes returns the pools' types as the guide's LP sees them, built on first use.
 func (p *Prepared) packTypes() *guideTypes {
-	if p.guide != nil {
-		return p.guide
-	}
+	p.guide.once.Do(func() { p.guide.types = p.buildPackTypes() })
+	return p.guide.types
+}
+
+// guideBox holds the guide's types of compiled pools, built once for every Prepared that
+// shares the pools (WithNodes).
+type guideBox struct {
+	once  sync.Once
+	types *guideTypes
+}
+
+// buildPackTypes lists the pools' types as the guide's LP sees them.
+func (p *Prepared) buildPackTypes() *guideTypes {
 	g := &guideTypes{regular: map[packKey]int{}, reserved: map[packKey][]int{}}
 	for _, pl := range p.base.pools {
 		if pl.reason != nil {
@@ -150,7 +162,6 @@ func (p *Prepared) packTypes() *guideTypes {
 		}
 		g.regularOf[pl.index] = idx
 	}
-	p.guide = g
 	return g
 }
 

@@ -22,7 +22,7 @@ type Prepared struct {
 	existingKeys map[string]bool // label keys the selectors of running pods look at
 	anti         []existingAnti  // required anti-affinity terms of running pods
 	memos        map[string]*groupMemo
-	guide        *guideTypes   // built on the first guided solve
+	guide        *guideBox     // built on the first guided solve; shared with WithNodes' Prepareds
 	floor        [2]*floorRoom // built on the first CapacityFloor (all nodes, initialized ones)
 }
 
@@ -53,7 +53,9 @@ func Prepare(snap *Snapshot) (*Prepared, error) {
 	b.compileDaemons()
 	b.compilePools()
 	b.reservationsInit = slices.Clone(b.reservations)
-	return prepareNodes(b), nil
+	p := prepareNodes(b)
+	p.guide = &guideBox{}
+	return p, nil
 }
 
 // WithNodes prepares snap, which differs from the prepared snapshot only in its nodes (the
@@ -72,12 +74,14 @@ func (p *Prepared) WithNodes(snap *Snapshot) (*Prepared, error) {
 			return Prepare(snap)
 		}
 	}
-	return prepareNodes(&solve{
+	np := prepareNodes(&solve{
 		snap: snap, zones: b.zones, zoneIDs: b.zoneIDs, zoneIndex: b.zoneIndex, typeKeys: b.typeKeys,
 		daemons: b.daemons, pools: b.pools, reservationIndex: b.reservationIndex, reservationsInit: b.reservationsInit,
 		reservationIDs: b.reservationIDs,
 		cache:          newCompileCache(b.cache), units: b.units,
-	}), nil
+	})
+	np.guide = p.guide // the guide's types are the pools' alone
+	return np, nil
 }
 
 // SharesPools reports whether p and q use the same compiled pools: one was prepared from the
