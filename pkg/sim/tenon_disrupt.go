@@ -260,10 +260,10 @@ func (d *tenonDisrupter) check(v *View, pc *passCache, c candidate, cands []cand
 		if pc.full == nil {
 			// The pools of the candidates' shapes are those poolsOnly prepares (and keeps
 			// across passes): only the nodes are compiled.
-			shapes := candidateShapes(v, cands)
-			snap := d.t.snapshot(v, shapes, nil)
+			all := candidateShapes(v, cands)
+			snap := d.t.snapshot(v, all, nil)
 			var err error
-			if pools := d.t.poolsOnly(v, shapes); pools != nil {
+			if pools := d.t.poolsOnly(v, all); pools != nil {
 				pc.full, err = pools.WithNodes(snap)
 			} else {
 				pc.full, err = solver.Prepare(snap)

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"slices"
-	"sync"
 
 	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/solver/bound"
@@ -110,14 +109,16 @@ func (g *guideTypes) undominated(types []bound.Type, list []int) []int {
 
 // packTypes returns the pools' types as the guide's LP sees them, built on first use.
 func (p *Prepared) packTypes() *guideTypes {
-	p.guide.once.Do(func() { p.guide.types = p.buildPackTypes() })
+	if p.guide.types == nil {
+		p.guide.types = p.buildPackTypes()
+	}
 	return p.guide.types
 }
 
 // guideBox holds the guide's types of compiled pools, built once for every Prepared that
-// shares the pools (WithNodes).
+// shares the pools (WithNodes). Like the pools' other caches it is not safe for concurrent
+// use: the Prepareds that share it solve one after the other.
 type guideBox struct {
-	once  sync.Once
 	types *guideTypes
 }
 
