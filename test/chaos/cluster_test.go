@@ -3,6 +3,8 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +42,19 @@ func newCluster(t *testing.T) *cluster {
 		t.Fatal(err)
 	}
 	cp := testenv.Start(t, controlplane.Options{Scheduler: true, ControllerManager: true, Kwok: true, CRDs: all})
+	t.Cleanup(func() {
+		// A failure is read with the components' whole logs (kube-controller-manager's
+		// PodDisruptionBudget status, kube-scheduler's attempts), which outlive the control plane.
+		if !t.Failed() {
+			return
+		}
+		kept := filepath.Join(os.TempDir(), fmt.Sprintf("tenon-chaos-%s-%d-controlplane", strings.ReplaceAll(t.Name(), "/", "_"), time.Now().Unix()))
+		if err := os.CopyFS(kept, os.DirFS(filepath.Join(cp.WorkDir(), "logs"))); err != nil {
+			t.Logf("keeping the control plane's logs: %v", err)
+			return
+		}
+		t.Logf("control plane's logs kept in %s", kept)
+	})
 	cfg := cp.RESTConfig()
 	kube, err := client.New(cfg, client.Options{Scheme: operator.Scheme})
 	if err != nil {
