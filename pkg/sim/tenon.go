@@ -18,7 +18,7 @@ import (
 // (pkg/solver, the code the controller runs) over a snapshot of the simulated cluster, and
 // every disruption pass runs tenon's disruption methods (see tenonDisrupter).
 func TenonPolicy(env *Env) Policy {
-	t := &tenon{env: env, fits: map[[2]int][]bool{}, filtered: map[string]typeList{}, lists: map[string]typeList{}, projected: map[*catalog.InstanceType]*catalog.InstanceType{}, prepared: map[string]*solver.Prepared{}}
+	t := &tenon{env: env, fits: map[[2]int][]bool{}, admits: map[admitKey][]bool{}, filtered: map[string]typeList{}, lists: map[string]typeList{}, projected: map[*catalog.InstanceType]*catalog.InstanceType{}, prepared: map[string]*solver.Prepared{}}
 	return Policy{
 		Name:          PolicyTenon,
 		Provisioner:   t,
@@ -54,6 +54,11 @@ type tenon struct {
 	// its allocatable has room and its labels allow it. Types that hold no pending pod cannot
 	// appear in any claim, so each solve gets only the others (same plan, less to compile).
 	fits map[[2]int][]bool
+	// admits holds, by pool and node-affinity alternatives (altKeys, by shape), which pool
+	// types those alternatives allow; allocs, by pool, its types' allocatable.
+	admits  map[admitKey][]bool
+	altKeys []string
+	allocs  [][]scheduling.Resources
 	// filtered holds, by pool, version and shapes, the types that can hold one of the
 	// shapes; lists of the same types are one list (lists), whose id keys the prepared pools
 	// (poolsOnly): sets of shapes that differ often keep the same types.
@@ -341,12 +346,38 @@ func (t *tenon) fitMask(p *Pool, s int) []bool {
 		return m
 	}
 	sh := &t.env.Workload.Shapes[s]
+	admits, alloc := t.admitMask(p, s), t.allocatable(p)
+	m := make([]bool, len(p.Types))
+	for i := range p.Types {
+		m[i] = admits[i] && sh.Requests.Fits(&alloc[i])
+	}
+	t.fits[k] = m
+	return m
+}
+
+// admitMask says which of the pool's types have labels that one of the shape's node-affinity
+// alternatives allows. Shapes with the same alternatives share it: on a trace where every job
+// has a shape of its own, they differ in their requests and mostly not in their constraints.
+func (t *tenon) admitMask(p *Pool, s int) []bool {
+	for len(t.altKeys) <= s {
+		t.altKeys = append(t.altKeys, "")
+	}
+	sh := &t.env.Workload.Shapes[s]
+	if t.altKeys[s] == "" {
+		var key strings.Builder
+		key.WriteByte('|') // never empty, so "" means not computed
+		for _, a := range sh.alts {
+			key.WriteString(a.String())
+			key.WriteByte('|')
+		}
+		t.altKeys[s] = key.String()
+	}
+	k := admitKey{pool: p.Index, alts: t.altKeys[s]}
+	if m, ok := t.admits[k]; ok {
+		return m
+	}
 	m := make([]bool, len(p.Types))
 	for i, it := range p.Types {
-		alloc := it.Allocatable()
-		if !sh.Requests.Fits(&alloc) {
-			continue
-		}
 		for _, a := range sh.alts {
 			if scheduling.Compatible(it.Requirements, a, anyUndefined) == nil {
 				m[i] = true
@@ -354,8 +385,28 @@ func (t *tenon) fitMask(p *Pool, s int) []bool {
 			}
 		}
 	}
-	t.fits[k] = m
+	t.admits[k] = m
 	return m
+}
+
+type admitKey struct {
+	pool int
+	alts string
+}
+
+// allocatable returns the allocatable of each of the pool's types (Pool.Types).
+func (t *tenon) allocatable(p *Pool) []scheduling.Resources {
+	for len(t.allocs) <= p.Index {
+		t.allocs = append(t.allocs, nil)
+	}
+	if t.allocs[p.Index] == nil {
+		a := make([]scheduling.Resources, len(p.Types))
+		for i, it := range p.Types {
+			a[i] = it.Allocatable()
+		}
+		t.allocs[p.Index] = a
+	}
+	return t.allocs[p.Index]
 }
 
 // anyUndefined treats every key a type leaves undefined as free.

@@ -175,6 +175,27 @@ type candidate struct {
 // deletes), and the nodes with the pools (for replacements).
 type passCache struct {
 	nodes, full *solver.Prepared
+	// shapes are the candidates' shapes, and snap the pass's snapshot for them, which both
+	// are prepared from.
+	shapes []int
+	snap   *solver.Snapshot
+}
+
+// candidateShapes returns the shapes running on the pass's candidates.
+func (pc *passCache) candidateShapes(v *View, cands []candidate) []int {
+	if pc.shapes == nil {
+		pc.shapes = candidateShapes(v, cands)
+	}
+	return pc.shapes
+}
+
+// snapshot returns the pass's snapshot: the pools' types and the nodes with room for a shape
+// of the candidates (built once a pass).
+func (pc *passCache) snapshot(d *tenonDisrupter, v *View, cands []candidate) *solver.Snapshot {
+	if pc.snap == nil {
+		pc.snap = d.t.snapshot(v, pc.candidateShapes(v, cands), nil)
+	}
+	return pc.snap
 }
 
 func (d *tenonDisrupter) fail(v *View, n *Node) { d.failed.set(v, n) }
@@ -242,10 +263,10 @@ func (d *tenonDisrupter) check(v *View, pc *passCache, c candidate, cands []cand
 	room := d.t.roomFor(v, shapes, n.ID)
 	if c.del && room {
 		if pc.nodes == nil {
-			snap := d.t.snapshot(v, candidateShapes(v, cands), nil)
+			snap := *pc.snapshot(d, v, cands)
 			snap.NodePools = nil
 			var err error
-			if pc.nodes, err = solver.Prepare(snap); err != nil {
+			if pc.nodes, err = solver.Prepare(&snap); err != nil {
 				return Command{}, false
 			}
 		}
@@ -260,10 +281,9 @@ func (d *tenonDisrupter) check(v *View, pc *passCache, c candidate, cands []cand
 		if pc.full == nil {
 			// The pools of the candidates' shapes are those poolsOnly prepares (and keeps
 			// across passes): only the nodes are compiled.
-			all := candidateShapes(v, cands)
-			snap := d.t.snapshot(v, all, nil)
+			snap := pc.snapshot(d, v, cands)
 			var err error
-			if pools := d.t.poolsOnly(v, all); pools != nil {
+			if pools := d.t.poolsOnly(v, pc.candidateShapes(v, cands)); pools != nil {
 				pc.full, err = pools.WithNodes(snap)
 			} else {
 				pc.full, err = solver.Prepare(snap)
