@@ -130,7 +130,7 @@ func (d *karpenterDisrupter) pass(now time.Time, v *View) ([]Command, time.Time)
 	}
 	sortByDisruptionCost(v, under)
 	d.ts = appendTargets(d.ts[:0], nodes)
-	d.ri = newRoomIndex(v, nodes)
+	d.ri = d.ri.reset(v, nodes)
 	if c, ok := d.multiNode(v, nodes, under); ok {
 		return []Command{c}, wakeAt
 	}

@@ -75,6 +75,7 @@ type nodeGroups struct {
 	unneeded map[NodeID]time.Duration
 	// failed remembers the nodes whose pods could not move, until room grows or they change.
 	failed failures
+	room   *roomIndex // reset each pass
 }
 
 // chooseGroups picks the groups' types: the named ones, or per pool, one for each GPU shape of
@@ -423,7 +424,8 @@ func (g *nodeGroups) Pass(now time.Time, v *View) ([]Command, time.Time) {
 			continue
 		}
 		if ri == nil {
-			ri = newRoomIndex(v, ready)
+			ri = g.room.reset(v, ready)
+			g.room = ri
 		}
 		if del, _ := ri.movable([]*Node{n}, 0, false, false, nil, nil); !del || !g.movable(v, n, ts, removed) {
 			g.failed.set(v, n)

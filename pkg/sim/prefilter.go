@@ -100,29 +100,45 @@ func replaceable(price float64, spot, spotToSpot bool, need, others, stuck sched
 
 // roomIndex is what one disruption pass knows of the room on nodes: the total free room of the
 // nodes not disrupting and, per shape (computed when first asked), the first two of them that
-// could take a pod of it. nodes must be the nodes not gone.
+// could take a pod of it. nodes must be the nodes not gone. A policy keeps one and resets it
+// each pass (reset): its per-shape memory, as long as the workload's shapes, is reused.
 type roomIndex struct {
 	v     *View
 	nodes []*Node
 	total scheduling.Resources
 	first [][2]NodeID
-	known []bool
+	// at is the pass (epoch) in which first[s] was computed.
+	at    []uint32
+	epoch uint32
 	// roomy are the nodes not disrupting with room for the smallest pod (element-wise), found
-	// when first needed: the only ones worth looking at.
+	// when first needed: the only ones worth looking at; free is their free room.
 	roomy []*Node
+	free  []scheduling.Resources
 	found bool
 }
 
-func newRoomIndex(v *View, nodes []*Node) *roomIndex {
-	shapes := len(v.Env().Workload.Shapes)
-	return &roomIndex{v: v, nodes: nodes, total: v.FreeRoom(), first: make([][2]NodeID, shapes), known: make([]bool, shapes)}
+// reset makes ri (nil: a new one) the index of this pass's nodes and returns it.
+func (ri *roomIndex) reset(v *View, nodes []*Node) *roomIndex {
+	if ri == nil {
+		ri = &roomIndex{}
+	}
+	if shapes := len(v.Env().Workload.Shapes); len(ri.first) < shapes {
+		ri.first, ri.at, ri.epoch = make([][2]NodeID, shapes), make([]uint32, shapes), 0
+	}
+	if ri.epoch++; ri.epoch == 0 {
+		clear(ri.at)
+		ri.epoch = 1
+	}
+	ri.v, ri.nodes, ri.total = v, nodes, v.FreeRoom()
+	ri.roomy, ri.free, ri.found = ri.roomy[:0], ri.free[:0], false
+	return ri
 }
 
 // elsewhere reports whether a node other than not has room for a pod of shape s.
 func (ri *roomIndex) elsewhere(s int, not NodeID) bool {
 	f := ri.first[s]
-	if !ri.known[s] {
-		ri.known[s] = true
+	if ri.at[s] != ri.epoch {
+		ri.at[s] = ri.epoch
 		f = [2]NodeID{NoNode, NoNode}
 		if !ri.found {
 			ri.found = true
@@ -130,14 +146,14 @@ func (ri *roomIndex) elsewhere(s int, not NodeID) bool {
 			for _, n := range ri.nodes {
 				if free := n.Free(); !n.Disrupting && least.Fits(&free) {
 					ri.roomy = append(ri.roomy, n)
+					ri.free = append(ri.free, free)
 				}
 			}
 		}
 		req := &ri.v.Env().Workload.Shapes[s].Requests
 		k := 0
-		for _, n := range ri.roomy {
-			free := n.Free()
-			if req.Fits(&free) && ri.v.Compatible(s, n) {
+		for i, n := range ri.roomy {
+			if req.Fits(&ri.free[i]) && ri.v.Compatible(s, n) {
 				f[k] = n.ID
 				if k++; k == 2 {
 					break

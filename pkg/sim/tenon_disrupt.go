@@ -43,6 +43,7 @@ type tenonDisrupter struct {
 	// launches or the offerings change (more room can only help), or the node itself changes.
 	failed failures
 	gate   quietGate
+	room   *roomIndex // reset each pass
 }
 
 // quietGate skips disruption passes that cannot find anything: after a pass that found
@@ -130,7 +131,8 @@ func (d *tenonDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 			continue
 		}
 		if ri == nil {
-			ri = newRoomIndex(v, nodes)
+			ri = d.room.reset(v, nodes)
+			d.room = ri
 			if d.all == nil {
 				d.all, d.notSpot = ladders(env.Pools)
 			}
