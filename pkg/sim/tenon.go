@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 	"slices"
 	"strconv"
@@ -64,7 +65,7 @@ type tenon struct {
 	// (poolsOnly): sets of shapes that differ often keep the same types.
 	filtered map[string]typeList
 	lists    map[string]typeList
-	index    []map[string]int
+	index    []typeIndex
 	// projected maps a type to its copy whose requirements keep only the keys some
 	// requirement of the simulation reads (Env.keys): the solver compiles an index per key
 	// and type, and no constraint can tell the copies from the originals, so plans are the
@@ -297,45 +298,69 @@ func (t *tenon) typeList(v *View, p *Pool, shapes []int) typeList {
 	if l, ok := t.filtered[key.String()]; ok {
 		return l
 	}
-	if t.index == nil {
-		t.index = make([]map[string]int, len(t.env.Pools))
-	}
-	if t.index[p.Index] == nil {
-		t.index[p.Index] = map[string]int{}
-		for i, it := range p.Types {
-			t.index[p.Index][it.Name] = i
-		}
-	}
+	idx := t.typeIndex(p, cur, version)
 	var masks [][]bool
 	for _, s := range shapes {
 		masks = append(masks, t.fitMask(p, s))
 	}
 	out := make([]*catalog.InstanceType, 0, len(cur))
-	var names strings.Builder
-	names.WriteString(strconv.Itoa(p.Index))
-	names.WriteByte('/')
-	names.WriteString(strconv.Itoa(version))
-	for _, it := range cur {
-		i, ok := t.index[p.Index][it.Name]
-		if !ok {
+	// The list's key: pool, version and the types' indices in Pool.Types, fixed-width (within
+	// a pool and version, the index is the type).
+	names := binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(make([]byte, 0, 8+4*len(cur)), uint32(p.Index)), uint32(version))
+	for j, it := range cur {
+		i := idx[j]
+		if i < 0 {
 			continue
 		}
 		for _, m := range masks {
 			if m[i] {
 				out = append(out, t.project(it))
-				names.WriteByte(' ')
-				names.WriteString(it.Name)
+				names = binary.LittleEndian.AppendUint32(names, uint32(i))
 				break
 			}
 		}
 	}
-	l, ok := t.lists[names.String()]
+	l, ok := t.lists[string(names)]
 	if !ok {
 		l = typeList{types: out, id: len(t.lists)}
-		t.lists[names.String()] = l
+		t.lists[string(names)] = l
 	}
 	t.filtered[key.String()] = l
 	return l
+}
+
+// typeIndex returns, for the pool's types on sale at version (cur), the index of each in
+// Pool.Types (-1: not one of them), computed once a version.
+func (t *tenon) typeIndex(p *Pool, cur []*catalog.InstanceType, version int) []int {
+	for len(t.index) <= p.Index {
+		t.index = append(t.index, typeIndex{version: -1})
+	}
+	ti := &t.index[p.Index]
+	if ti.version == version && len(ti.idx) == len(cur) {
+		return ti.idx
+	}
+	if ti.byName == nil {
+		ti.byName = make(map[string]int, len(p.Types))
+		for i, it := range p.Types {
+			ti.byName[it.Name] = i
+		}
+	}
+	ti.version, ti.idx = version, make([]int, len(cur))
+	for j, it := range cur {
+		i, ok := ti.byName[it.Name]
+		if !ok {
+			i = -1
+		}
+		ti.idx[j] = i
+	}
+	return ti.idx
+}
+
+// typeIndex maps a pool's types on sale at one version to their index in Pool.Types.
+type typeIndex struct {
+	byName  map[string]int
+	version int
+	idx     []int
 }
 
 // fitMask says which of the pool's types can hold a pod of shape s: room in its allocatable

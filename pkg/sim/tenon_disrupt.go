@@ -307,7 +307,7 @@ func (d *tenonDisrupter) check(v *View, pc *passCache, c candidate, cands []cand
 	}
 	reason := ReasonUnderutilized
 	if n.Offering.CapacityType == apisv1.CapacityTypeSpot && cl.Offering.CapacityType == apisv1.CapacityTypeSpot {
-		if !d.t.spotToSpot || cheaperOptions(cl, v.r.price(n)) < SpotToSpotMinTypes {
+		if !d.t.spotToSpot || cheaperOptions(cl, v.r.price(n), SpotToSpotMinTypes) < SpotToSpotMinTypes {
 			return Command{}, false
 		}
 		reason = ReasonSpotToSpot
@@ -326,11 +326,14 @@ func candidateShapes(v *View, cands []candidate) []int {
 }
 
 // cheaperOptions counts the claim's instance types whose cheapest offering within its
-// requirements costs less than price.
-func cheaperOptions(c *solver.Claim, price float64) int {
+// requirements costs less than price, up to enough (the count the caller needs).
+func cheaperOptions(c *solver.Claim, price float64, enough int) int {
 	q := catalog.NewQuery(c.Requirements)
 	k := 0
 	for _, it := range c.InstanceTypes {
+		if k >= enough {
+			break
+		}
 		if o := q.Cheapest(it); o >= 0 && it.Offerings[o].Price < price {
 			k++
 		}
