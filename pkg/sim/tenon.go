@@ -113,12 +113,22 @@ func (t *tenon) Provision(now time.Time, v *View, pending []PodID) Decision {
 // solve places pods (of shapes) with the solver: over the pools and the nodes with room for
 // them, or over the pools alone when no node has room for any.
 func (t *tenon) solve(v *View, pods []*corev1.Pod, shapes []int) (*solver.Plan, error) {
-	if t.roomFor(v, shapes, NoNode) {
+	pools := t.poolsOnly(v, shapes)
+	if pools == nil || t.roomFor(v, shapes, NoNode) {
 		snap := t.snapshot(v, shapes, nil)
 		snap.Pods = pods
-		return solver.Solve(snap, solver.Options{SkipBound: true})
+		if pools == nil { // the pools do not prepare: the solve says why
+			return solver.Solve(snap, solver.Options{SkipBound: true})
+		}
+		// The same pools with the nodes: only the nodes are compiled (the pools were, once
+		// for this list of types).
+		prep, err := pools.WithNodes(snap)
+		if err != nil {
+			return nil, err
+		}
+		return prep.Solve(pods, solver.Options{SkipBound: true})
 	}
-	return t.poolsOnly(v, shapes).Solve(pods, solver.Options{SkipBound: true})
+	return pools.Solve(pods, solver.Options{SkipBound: true})
 }
 
 // roomFor reports whether a node other than not, not disrupting, has room for a pod of one of
