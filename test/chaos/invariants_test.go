@@ -9,10 +9,12 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	simv1alpha1 "github.com/tenon-sh/tenon/pkg/apis/sim/v1alpha1"
@@ -154,16 +156,25 @@ func (w *watcher) sample(ctx context.Context) {
 	}
 
 	// PodDisruptionBudgets, once met, stay met: disruptionsAllowed is never negative and the
-	// PDB's pods that are Ready and not being deleted never fall below its desiredHealthy. The
-	// pods are counted from the API server at the sample, not read from the PDB's
-	// status.currentHealthy: that is kube-controller-manager's view, which after a
-	// kube-apiserver restart has been seen seconds behind the pods (all Ready while it still
-	// counted fewer), so it would report a past instant as this one. A workload that grows (the
-	// test scales it up) has new pods that are not healthy yet, which no disruption caused: the
-	// PDB is checked again once it is met.
-	var pods corev1.PodList
+	// PDB's pods that are Ready and not being deleted never fall below its desired count. Both
+	// are taken first-hand at the sample: the pods counted, the desired count from the
+	// Deployments' replicas (the disruption controller's expectedPods) and the PDB's
+	// minAvailable, not from the PDB's status, which is kube-controller-manager's view and has
+	// been seen seconds behind the pods after a kube-apiserver restart (all Ready while it
+	// still counted fewer). The pods are listed before the Deployments, so that a scale-down
+	// whose pods are seen going is seen in the replicas too. A workload that grows (the test
+	// scales it up) has new pods that are not healthy yet, which no disruption caused: the PDB
+	// is checked again once it is met.
+	var (
+		pods   corev1.PodList
+		deploy appsv1.DeploymentList
+	)
 	if len(pdbs.Items) > 0 {
-		if err := kube.List(ctx, &pods, client.InNamespace("default")); err != nil {
+		err := kube.List(ctx, &pods, client.InNamespace("default"))
+		if err == nil {
+			err = kube.List(ctx, &deploy, client.InNamespace("default"))
+		}
+		if err != nil {
 			if ctx.Err() == nil {
 				w.failed++
 			}
@@ -172,50 +183,67 @@ func (w *watcher) sample(ctx context.Context) {
 	}
 	for _, p := range pdbs.Items {
 		s := p.Status
-		if s.ObservedGeneration != p.Generation {
-			continue
-		}
-		if s.ExpectedPods > w.expected[p.Name] {
-			w.armed[p.Name] = false
-		}
-		w.expected[p.Name] = s.ExpectedPods
-		if s.ExpectedPods == 0 {
-			continue
-		}
-		healthy, err := healthyPods(&p, pods.Items)
+		expected, desired, healthy, err := pdbCounts(&p, deploy.Items, pods.Items)
 		if err != nil {
 			w.violate("PDB %s: %v", p.Name, err)
 			continue
 		}
-		w.history(p.Name, fmt.Sprintf("%s pods %d healthy; status %d healthy of %d, %d desired, %d allowed",
-			time.Now().Format("15:04:05.000"), healthy, s.CurrentHealthy, s.ExpectedPods, s.DesiredHealthy, s.DisruptionsAllowed))
-		if s.DisruptionsAllowed < 0 {
+		if expected > w.expected[p.Name] {
+			w.armed[p.Name] = false
+		}
+		w.expected[p.Name] = expected
+		if expected == 0 {
+			continue
+		}
+		w.history(p.Name, fmt.Sprintf("%s pods %d healthy of %d, %d desired; status %d healthy of %d, %d desired, %d allowed",
+			time.Now().Format("15:04:05.000"), healthy, expected, desired, s.CurrentHealthy, s.ExpectedPods, s.DesiredHealthy, s.DisruptionsAllowed))
+		if s.ObservedGeneration == p.Generation && s.DisruptionsAllowed < 0 {
 			w.violate("PDB %s: disruptionsAllowed %d", p.Name, s.DisruptionsAllowed)
 		}
 		if !w.armed[p.Name] {
-			w.armed[p.Name] = healthy >= s.DesiredHealthy
+			w.armed[p.Name] = healthy >= desired
 			continue
 		}
 		switch {
-		case healthy < s.DesiredHealthy:
+		case healthy < desired:
 			w.violate("PDB %s: %d healthy pods of %d, %d desired (minAvailable %s); evicted and not yet gone %s; its pods: %s; its last samples: %v",
-				p.Name, healthy, s.ExpectedPods, s.DesiredHealthy, p.Spec.MinAvailable.String(), disrupted(s.DisruptedPods),
+				p.Name, healthy, expected, desired, p.Spec.MinAvailable.String(), disrupted(s.DisruptedPods),
 				w.podsOf(ctx, p.Spec.Selector.MatchLabels, byName), w.pdbHistory[p.Name])
-		case s.CurrentHealthy < s.DesiredHealthy:
+		case s.ObservedGeneration == p.Generation && s.ExpectedPods == expected && s.CurrentHealthy < s.DesiredHealthy:
 			w.statusBehind++
 		}
 	}
 }
 
-// healthyPods counts the pods a PDB selects that are Ready and not being deleted, as the
-// disruption controller counts currentHealthy (less the pods the Eviction API admitted, which
-// are deleted right after).
-func healthyPods(p *policyv1.PodDisruptionBudget, pods []corev1.Pod) (int32, error) {
+// pdbCounts returns, for a PDB, the pods its Deployments want (the sum of the replicas of the
+// Deployments whose pods it selects, as the disruption controller's expectedPods), the
+// healthy pods its minAvailable or maxUnavailable asks of that many (rounded up, as the
+// disruption controller rounds), and its pods that are Ready and not being deleted.
+func pdbCounts(p *policyv1.PodDisruptionBudget, deploys []appsv1.Deployment, pods []corev1.Pod) (expected, desired, healthy int32, err error) {
 	sel, err := metav1.LabelSelectorAsSelector(p.Spec.Selector)
 	if err != nil {
-		return 0, err
+		return 0, 0, 0, err
 	}
-	var n int32
+	for i := range deploys {
+		d := &deploys[i]
+		if d.Namespace == p.Namespace && d.Spec.Replicas != nil && sel.Matches(labels.Set(d.Spec.Template.Labels)) {
+			expected += *d.Spec.Replicas
+		}
+	}
+	switch {
+	case p.Spec.MinAvailable != nil:
+		v, err := intstr.GetScaledValueFromIntOrPercent(p.Spec.MinAvailable, int(expected), true)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		desired = int32(v)
+	case p.Spec.MaxUnavailable != nil:
+		v, err := intstr.GetScaledValueFromIntOrPercent(p.Spec.MaxUnavailable, int(expected), true)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		desired = max(expected-int32(v), 0)
+	}
 	for i := range pods {
 		pod := &pods[i]
 		if pod.Namespace != p.Namespace || pod.DeletionTimestamp != nil || !sel.Matches(labels.Set(pod.Labels)) {
@@ -223,11 +251,11 @@ func healthyPods(p *policyv1.PodDisruptionBudget, pods []corev1.Pod) (int32, err
 		}
 		for _, c := range pod.Status.Conditions {
 			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				n++
+				healthy++
 			}
 		}
 	}
-	return n, nil
+	return expected, desired, healthy, nil
 }
 
 // history keeps a PDB's last samples, for the message of a violation.
