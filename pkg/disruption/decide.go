@@ -43,8 +43,12 @@ func Decide(s *Snapshot, opts Options) (*Decision, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, method := range []func() error{d.emptiness, d.drift, d.expiration, d.consolidation} {
-		if err := method(); err != nil {
+	for _, m := range passMethods {
+		eligible, err := m.eligible(d)
+		if err != nil {
+			return nil, err
+		}
+		if err := m.search(d, eligible); err != nil {
 			return nil, err
 		}
 		if len(d.dec.Commands) > 0 {
@@ -143,68 +147,6 @@ func (d *decider) price(cs []*candidate) float64 {
 	return p
 }
 
-// emptiness removes nodes with no pod to evict, once consolidateAfter has passed, unless pending
-// pods would use them. One command per NodePool.
-func (d *decider) emptiness() error {
-	var wanted map[string]bool // solved for the first empty node that gets that far
-	byPool := map[string][]*candidate{}
-	var pools []string
-	for _, c := range d.cands {
-		if len(c.place) > 0 || c.static() {
-			continue // a static pool's nodes are kept at its replicas, empty or not
-		}
-		if c.unit != nil {
-			// Only expendable pods of a group disrupted whole: consolidation takes its nodes together.
-			continue
-		}
-		if r, msg := d.blocked(c); r != "" {
-			d.skip(c, r, "%s", msg)
-			continue
-		}
-		if !d.settled(c) {
-			continue
-		}
-		if wanted == nil {
-			var err error
-			if wanted, err = d.world.wanted(); err != nil {
-				return err
-			}
-		}
-		if wanted[c.Name] {
-			d.skip(c, SkipPendingPodsNeedIt, "pending pods are planned onto it")
-			continue
-		}
-		if _, ok := byPool[c.NodePool]; !ok {
-			pools = append(pools, c.NodePool)
-		}
-		byPool[c.NodePool] = append(byPool[c.NodePool], c)
-	}
-	slices.Sort(pools)
-	for _, pool := range pools {
-		var take []*candidate
-		for _, c := range byPool[pool] {
-			if !d.budgets.allows(pool, apisv1.DisruptionReasonEmpty, len(take)+1) {
-				d.skip(c, SkipBudget, "the disruption budgets of nodepool %s allow no more now", pool)
-				continue
-			}
-			take = append(take, c)
-		}
-		if len(take) == 0 {
-			continue
-		}
-		cmd := Command{Method: MethodEmptiness, Action: ActionDelete, Reason: apisv1.DisruptionReasonEmpty, Price: d.price(take), Savings: d.price(take)}
-		for _, c := range take {
-			cmd.Candidates = append(cmd.Candidates, c.Name)
-			cmd.Pods = append(cmd.Pods, c.pods...) // expendable pods only: they need no place
-		}
-		cmd.Message = fmt.Sprintf("%d empty node(s) of nodepool %s", len(take), pool)
-		if err := d.commit(cmd); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // settled reports whether consolidateAfter has passed since the node's last pod event (Never
 // means never).
 func (d *decider) settled(c *candidate) bool {
@@ -237,120 +179,6 @@ func (n *Node) lastChange() time.Time {
 		return n.CreatedAt
 	}
 	return n.LastPodEvent
-}
-
-// drift replaces nodes that no longer match their NodePool or NodeClass, within budgets. The
-// nodes of a PodGroup disrupted only whole go together when one of them drifts.
-func (d *decider) drift() error {
-	for _, c := range d.cands {
-		if c.Drifted == "" || d.taken[c.Name] || len(d.dec.Commands) >= d.opts.MaxCommands {
-			continue
-		}
-		if d.receiving[c.Name] {
-			d.skip(c, SkipReceiving, "it receives pods from another command of this pass")
-			continue
-		}
-		if r, msg := d.blocked(c); r != "" {
-			d.skip(c, r, "%s", msg)
-			continue
-		}
-		cs := c.whole()
-		if refusing := d.budgetRefuses(cs, apisv1.DisruptionReasonDrifted); refusing != "" {
-			d.skip(c, SkipBudget, "the disruption budgets of nodepool %s allow no more drift now", refusing)
-			continue
-		}
-		if err := d.replaceForcefully(c, cs, MethodDrift, apisv1.DisruptionReasonDrifted, "drifted: "+c.Drifted); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// expiration replaces nodes whose expireAfter ran out. Budgets do not hold it back; PDBs and
-// do-not-disrupt are honoured by the drain until terminationGracePeriod. The nodes of a
-// PodGroup disrupted only whole are replaced together when the first of them expires.
-func (d *decider) expiration() error {
-	for _, c := range d.cands {
-		if c.ExpireAt.IsZero() || c.ExpireAt.After(d.snap.Now) || d.taken[c.Name] || c.Deleting || !c.Initialized || c.pool == nil {
-			continue
-		}
-		if d.receiving[c.Name] {
-			d.skip(c, SkipReceiving, "it receives pods from another command of this pass")
-			continue
-		}
-		if len(d.dec.Commands) >= d.opts.MaxCommands {
-			break
-		}
-		if msg := d.unitUnforceable(c); msg != "" {
-			d.skip(c, SkipPodGroup, "%s", msg)
-			continue
-		}
-		if err := d.replaceForcefully(c, c.whole(), MethodExpiration, "", fmt.Sprintf("expired at %s", c.ExpireAt.UTC().Format("2006-01-02T15:04:05Z"))); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// replaceForcefully removes nodes (c, or c's unit) whatever it costs, with the replacements
-// their pods need.
-func (d *decider) replaceForcefully(c *candidate, cs []*candidate, m Method, reason apisv1.DisruptionReason, why string) error {
-	o, r, msg, err := d.removal(cs, m)
-	if err != nil {
-		return err
-	}
-	if r != "" {
-		d.skip(c, r, "%s", msg)
-		return nil
-	}
-	if c.unit != nil {
-		why += ", with the other nodes of " + c.unit.names()
-	}
-	return d.commit(d.command(m, reason, cs, o, why))
-}
-
-// removal is what replacing drifted or expired nodes (one, or a unit) takes, or why they cannot
-// be replaced. A static NodePool's node is replaced by exactly one claim from its pool's
-// template, so the pool keeps its replicas; its pods are not planned elsewhere (the scheduler
-// places them once evicted, on the replacement or any node). Any other node's pods are planned
-// onto the nodes left and new claims, and a pod that would fit nowhere holds the node. So does,
-// for drift, a pod that would move onto a node not initialized yet, as in Karpenter: whether
-// that node comes up, and kube-scheduler puts the pod there, is not known (expiration is
-// forceful and goes on).
-func (d *decider) removal(cs []*candidate, m Method) (*outcome, SkipReason, string, error) {
-	if c := cs[0]; len(cs) == 1 && c.static() {
-		t := d.snap.Static[c.NodePool]
-		if t == nil || t.InstanceType == nil {
-			return nil, SkipStatic, fmt.Sprintf("static nodepool %s has no instance type with an available offering to launch its replacement", c.NodePool), nil
-		}
-		r := *t
-		r.Pods = nil
-		r.Hostname = fmt.Sprintf("replacement-%d-static-%s", d.world.commits, c.Name)
-		return &outcome{plan: &solver.Plan{}, replacements: []*solver.Claim{&r}}, "", "", nil
-	}
-	var names []string
-	for _, c := range cs {
-		if c.static() {
-			return nil, SkipStatic, fmt.Sprintf("%s is disrupted only whole, and its node %s belongs to static nodepool %s, whose nodes are replaced one at a time", c.unit.names(), c.Name, c.NodePool), nil
-		}
-		names = append(names, c.Name)
-	}
-	o, err := d.world.remove(names, placeOf(cs))
-	if err != nil {
-		return nil, "", "", err
-	}
-	if o.stranded > 0 {
-		return nil, SkipUnschedulable, fmt.Sprintf("%d of its pods would fit nowhere", o.stranded), nil
-	}
-	if m != MethodExpiration && o.uninitialized != "" {
-		return nil, SkipUnschedulable, fmt.Sprintf("not all pods would schedule, %s", o.uninitialized), nil
-	}
-	return o, "", "", nil
-}
-
-// static reports whether the node belongs to a static NodePool.
-func (c *candidate) static() bool {
-	return c.pool != nil && c.pool.IsStatic()
 }
 
 func (d *decider) command(m Method, reason apisv1.DisruptionReason, cs []*candidate, o *outcome, why string) Command {

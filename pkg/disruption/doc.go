@@ -10,4 +10,8 @@
 // prepared snapshot per pass; candidates are ordered by what removing them saves (multi-node
 // also tries the nodes whose price is most idle first), and a pass resumes where the last one
 // stopped so that no node is starved.
+//
+// Each method is one file behind one small interface (method.go): the candidates it may take,
+// its search among them, and the command for a given set of nodes, which Validate computes
+// again on the fresh snapshot before the controller executes a command.
 package disruption

@@ -149,6 +149,7 @@ const (
 	SkipNodeGone   SkipReason = "NodeGone"
 	SkipNotEmpty   SkipReason = "NotEmpty"
 	SkipNotDrifted SkipReason = "NotDrifted"
+	SkipNotExpired SkipReason = "NotExpired"
 )
 
 // Skip records why one node was not disrupted in a pass.

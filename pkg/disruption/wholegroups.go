@@ -191,17 +191,18 @@ func (d *decider) unitUnforceable(c *candidate) string {
 	})
 }
 
-// wholeUnits keeps, of the nodes eligible for consolidation one by one, those whose unit is
-// eligible whole (a node of a unit whose other nodes are not is skipped, naming one), and
-// returns them with the ones in no unit, which multi-node consolidation may combine freely.
-func (d *decider) wholeUnits(eligible []*candidate) (kept, alone []*candidate) {
+// wholeUnits keeps, of the nodes eligible for consolidation one by one, those in no unit and
+// those whose unit is eligible whole (a node of a unit whose other nodes are not is skipped,
+// naming one).
+func (d *decider) wholeUnits(eligible []*candidate) []*candidate {
 	in := map[*candidate]bool{}
 	for _, c := range eligible {
 		in[c] = true
 	}
+	var kept []*candidate
 	for _, c := range eligible {
 		if c.unit == nil {
-			kept, alone = append(kept, c), append(alone, c)
+			kept = append(kept, c)
 			continue
 		}
 		i := slices.IndexFunc(c.unit.nodes, func(m *candidate) bool { return !in[m] })
@@ -211,7 +212,7 @@ func (d *decider) wholeUnits(eligible []*candidate) (kept, alone []*candidate) {
 		}
 		d.skip(c, SkipPodGroup, "%s is disrupted only whole (disruptionMode All), and its node %s is not a consolidation candidate now", c.unit.names(), c.unit.nodes[i].Name)
 	}
-	return kept, alone
+	return kept
 }
 
 // skipAll records one reason for several nodes.
