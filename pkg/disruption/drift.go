@@ -31,15 +31,7 @@ func (m drift) search(d *decider, eligible []*candidate) error {
 			d.skip(c, r, "%s", msg)
 			continue
 		}
-		cmd, skip, err := m.compute(d, c.whole(), nil)
-		if err != nil {
-			return err
-		}
-		if skip != nil {
-			d.skip(c, skip.Reason, "%s", skip.Message)
-			continue
-		}
-		if err := d.commit(*cmd); err != nil {
+		if err := d.forceOne(m, c); err != nil {
 			return err
 		}
 	}

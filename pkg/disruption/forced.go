@@ -7,6 +7,20 @@ import (
 	"github.com/tenon-sh/tenon/pkg/solver"
 )
 
+// forceOne commits the command of m that takes c with the nodes it must go with, or records
+// why there is none.
+func (d *decider) forceOne(m method, c *candidate) error {
+	cmd, skip, err := m.compute(d, c.whole(), nil)
+	if err != nil {
+		return err
+	}
+	if skip != nil {
+		d.skip(c, skip.Reason, "%s", skip.Message)
+		return nil
+	}
+	return d.commit(*cmd)
+}
+
 // forced is the command that replaces nodes whatever it costs (drift, expiration): cs are the
 // nodes that go (c, or c's unit), c the one that calls for it, why what it calls for.
 func (d *decider) forced(m Method, reason apisv1.DisruptionReason, c *candidate, cs []*candidate, why string) (*Command, *Skip, error) {
