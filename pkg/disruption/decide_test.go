@@ -495,3 +495,39 @@ func TestABacklogIsSolvedOnlyWhenNeeded(t *testing.T) {
 		t.Errorf("a pass with a settled candidate ran %d solves; want the backlog's and the candidate's", d.Simulations)
 	}
 }
+
+// Once a pass has launched a replacement, a candidate whose pods would go to it is refused
+// (the replacement is not initialized), and so would the candidates after it be, one solve
+// each: the pass ends there, and the next one starts from that candidate.
+func TestAPassEndsAtPodsBoundForItsOwnReplacement(t *testing.T) {
+	w := newFixture(t)
+	w.pool("general", append(families("m5"), onDemandOnly()))
+	zonal := pod("1", "1Gi")
+	zonal.Spec.NodeSelector = map[string]string{corev1.LabelTopologyZone: "us-east-1a"}
+	x := w.node("general", "m5.4xlarge", "us-east-1a", "on-demand", zonal).Name // replaced by a small node in us-east-1a
+	y := w.node("general", "m5.xlarge", "us-east-1b", "on-demand", pod("200m", "256Mi")).Name
+	z := w.node("general", "m5.large", "us-east-1b", "on-demand", pod("1800m", "1Gi")).Name
+	// Multi-node sets would take them together: judged one at a time here.
+	opts := Options{MaxMultiNode: 1, NoRepack: true}
+	d := decide(t, w.snapshot(), opts)
+	if len(d.Commands) != 1 || d.Commands[0].Candidates[0] != x || d.Commands[0].Action != ActionReplace {
+		var got []string
+		for _, c := range d.Commands {
+			got = append(got, c.Message)
+		}
+		t.Fatalf("want %s replaced, got %q", x, got)
+	}
+	if got := skipOf(d, y); got != SkipUnschedulable {
+		t.Fatalf("want %s refused for its pods bound for the replacement, got %q (%+v)", y, got, d.Skips)
+	}
+	if got := skipOf(d, z); got != SkipNotReached || d.Cursor != y {
+		t.Fatalf("want the pass ended at %s (cursor %q) and %s not reached, got %q", y, d.Cursor, z, got)
+	}
+	// The next pass starts from y: it is the first it simulates, so the pass goes on past it
+	// whatever its verdict.
+	opts.Cursor = d.Cursor
+	next := decide(t, w.snapshot(), opts)
+	if got := skipOf(next, z); got == SkipNotReached {
+		t.Fatalf("the next pass did not get past %s: %+v", y, next.Skips)
+	}
+}

@@ -36,6 +36,8 @@ type world struct {
 	// uninitialized holds the names of the snapshot's nodes that are not initialized (claims
 	// in flight, this pass's replacements included).
 	uninitialized map[string]bool
+	// replacements holds the hostnames of the committed commands' replacements.
+	replacements map[string]bool
 }
 
 func newWorld(snap *solver.Snapshot, prev *solver.Prepared, opts Options) (*world, error) {
@@ -105,7 +107,9 @@ type outcome struct {
 	// uninitialized names the first of the removed nodes' pods the plan puts on a node that is
 	// not initialized yet (a claim in flight included), and that node, in Karpenter's words
 	// ("ns/pod => would schedule against uninitialized nodeclaim/NAME"); "" when none.
-	uninitialized string
+	// ontoReplacement says that node is a replacement an earlier command of the pass launches.
+	uninitialized   string
+	ontoReplacement bool
 }
 
 // remove simulates the nodes gone and their pods (with the pending backlog) placed elsewhere.
@@ -142,6 +146,7 @@ func (w *world) remove(nodes []string, pods []*corev1.Pod) (*outcome, error) {
 				kind = "nodeclaim"
 			}
 			o.uninitialized = fmt.Sprintf("%s/%s => would schedule against uninitialized %s/%s", pl.Pod.Namespace, pl.Pod.Name, kind, pl.Node)
+			o.ontoReplacement = w.replacements[pl.Node]
 			break
 		}
 	}
@@ -221,6 +226,10 @@ func (w *world) commit(cmd *Command) error {
 		for k, v := range c.Requirements.Labels() {
 			labels[k] = v
 		}
+		if w.replacements == nil {
+			w.replacements = map[string]bool{}
+		}
+		w.replacements[c.Hostname] = true
 		next.Nodes = append(next.Nodes, solver.Node{
 			Name: c.Hostname, NodePool: c.NodePool, Labels: labels, InFlight: true,
 			Allocatable: c.InstanceType.Allocatable().Sub(c.DaemonSetOverhead), Pods: c.Pods, Price: c.Price,

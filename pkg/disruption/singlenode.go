@@ -4,6 +4,7 @@ package disruption
 // last pass stopped.
 func (d *decider) singleNode(eligible []*candidate) error {
 	judged := map[*unit]bool{}
+	simulated := 0 // candidates this loop simulated
 	start := 0
 	for i, c := range eligible {
 		if c.Name == d.opts.Cursor {
@@ -46,9 +47,25 @@ func (d *decider) singleNode(eligible []*candidate) error {
 		if err != nil {
 			return err
 		}
+		if d.simulated != nil {
+			simulated++
+		}
 		if skip != nil {
 			d.recall.remember(c, skip, d.simulated, d.world)
 			d.skipAll(cs, skip.Reason, skip.Message)
+			if d.simulated != nil && d.simulated.ontoReplacement && simulated > 1 {
+				// Its pods would go to a replacement this pass launches, and so, most likely,
+				// would those of the candidates after it (the replacement's room is the room
+				// the fleet has), each simulation ending the same way: the next pass goes on
+				// from here, with the replacements' room to use once they are up. Not when it
+				// is the first candidate this loop simulated: a pass always gets past where
+				// the last one stopped.
+				d.dec.Cursor = c.Name
+				for _, rest := range eligible[(start+k)%len(eligible)+1:] {
+					d.skip(rest, SkipNotReached, "the pass ended before reaching it")
+				}
+				return nil
+			}
 			continue
 		}
 		if err := d.commit(*cmd); err != nil {
