@@ -36,11 +36,7 @@ func (consolidation) eligible(d *decider) ([]*candidate, error) {
 			d.skip(c, r, "%s", msg)
 			continue
 		}
-		if r, msg := d.blocked(c); r != "" {
-			d.skip(c, r, "%s", msg)
-			continue
-		}
-		if !d.settled(c) {
+		if !d.quietAndFree(c) {
 			continue
 		}
 		eligible = append(eligible, c)

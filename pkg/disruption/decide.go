@@ -147,6 +147,16 @@ func (d *decider) price(cs []*candidate) float64 {
 	return p
 }
 
+// quietAndFree reports whether the node may be disrupted gracefully (blocked) and its
+// consolidateAfter has passed (settled), recording why not.
+func (d *decider) quietAndFree(c *candidate) bool {
+	if r, msg := d.blocked(c); r != "" {
+		d.skip(c, r, "%s", msg)
+		return false
+	}
+	return d.settled(c)
+}
+
 // settled reports whether consolidateAfter has passed since the node's last pod event (Never
 // means never).
 func (d *decider) settled(c *candidate) bool {

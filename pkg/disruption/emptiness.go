@@ -23,11 +23,7 @@ func (emptiness) eligible(d *decider) ([]*candidate, error) {
 			// Only expendable pods of a group disrupted whole: consolidation takes its nodes together.
 			continue
 		}
-		if r, msg := d.blocked(c); r != "" {
-			d.skip(c, r, "%s", msg)
-			continue
-		}
-		if !d.settled(c) {
+		if !d.quietAndFree(c) {
 			continue
 		}
 		if wanted == nil {
