@@ -53,7 +53,13 @@ func waitReady(ctx context.Context, p *process, pr probe) error {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return nil
+				select {
+				case <-p.done:
+					// Something else answered on its port: the component itself is gone.
+					return p.exitError()
+				default:
+					return nil
+				}
 			}
 			last = fmt.Sprintf("%s: %s", resp.Status, strings.TrimSpace(string(body)))
 		} else {
