@@ -46,6 +46,11 @@ func freePort() (int, error) {
 	return 0, fmt.Errorf("the kernel kept offering ports already given out (%d so far)", len(ports.given))
 }
 
+// FreePort is freePort for the processes a test runs beside a control plane (a controller's
+// metrics and probe ports): it never returns a port a component of this process was given,
+// bound or not (an API server restarting keeps its port).
+func FreePort() (int, error) { return freePort() }
+
 // portConflict reports whether a component's log says it could not bind its port.
 func portConflict(log string) bool {
 	return strings.Contains(log, "address already in use")

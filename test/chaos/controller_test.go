@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tenon-sh/tenon/internal/controlplane"
 )
 
 // controller is `tenon controller` run as a child process, started again after each kill.
@@ -85,7 +86,7 @@ func (c *controller) start() {
 	if c.cmd != nil {
 		c.t.Fatal("controller started twice")
 	}
-	port, err := freePort()
+	port, err := controlplane.FreePort()
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -192,15 +193,6 @@ outer:
 // errNoSample is what sumMetric returns when the scrape holds no sample of the metric: a
 // counter vector shows none until a first label set is counted.
 var errNoSample = errors.New("no sample")
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
 
 func tail(path string, n int) string {
 	b, err := os.ReadFile(path)
