@@ -94,9 +94,9 @@ func (consolidation) compute(d *decider, cs []*candidate, was *Command) (*Comman
 		if c.pool == nil {
 			return nil, skipFor(c, SkipNoNodePool, "nodepool %q does not exist", c.NodePool), nil
 		}
-		if r, msg := d.blocked(c); r != "" {
-			return nil, skipFor(c, r, "%s", msg), nil
-		}
+	}
+	if skip := d.firstBlocked(cs); skip != nil {
+		return nil, skip, nil
 	}
 	if pool := d.budgetRefuses(cs, apisv1.DisruptionReasonUnderutilized); pool != "" {
 		return nil, skipFor(cs[0], SkipBudget, "the disruption budgets of nodepool %s allow no more consolidation now", pool), nil

@@ -157,6 +157,16 @@ func (d *decider) quietAndFree(c *candidate) bool {
 	return d.settled(c)
 }
 
+// firstBlocked is the skip of the first of cs that may not be disrupted gracefully, or nil.
+func (d *decider) firstBlocked(cs []*candidate) *Skip {
+	for _, c := range cs {
+		if r, msg := d.blocked(c); r != "" {
+			return skipFor(c, r, "%s", msg)
+		}
+	}
+	return nil
+}
+
 // settled reports whether consolidateAfter has passed since the node's last pod event (Never
 // means never).
 func (d *decider) settled(c *candidate) bool {

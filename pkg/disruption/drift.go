@@ -41,10 +41,8 @@ func (m drift) search(d *decider, eligible []*candidate) error {
 // compute replaces the nodes, one of which drifted, with what their pods need, if each is still
 // free to go and the budgets allow them all.
 func (drift) compute(d *decider, cs []*candidate, _ *Command) (*Command, *Skip, error) {
-	for _, c := range cs {
-		if r, msg := d.blocked(c); r != "" {
-			return nil, skipFor(c, r, "%s", msg), nil
-		}
+	if skip := d.firstBlocked(cs); skip != nil {
+		return nil, skip, nil
 	}
 	if refusing := d.budgetRefuses(cs, apisv1.DisruptionReasonDrifted); refusing != "" {
 		return nil, skipFor(cs[0], SkipBudget, "the disruption budgets of nodepool %s allow no more drift now", refusing), nil

@@ -83,10 +83,8 @@ func (m emptiness) search(d *decider, eligible []*candidate) error {
 // compute deletes the nodes if each is still free to go, has no pod that needs a place, and
 // holds no pod the pending backlog is planned onto.
 func (emptiness) compute(d *decider, cs []*candidate, _ *Command) (*Command, *Skip, error) {
-	for _, c := range cs {
-		if r, msg := d.blocked(c); r != "" {
-			return nil, skipFor(c, r, "%s", msg), nil
-		}
+	if skip := d.firstBlocked(cs); skip != nil {
+		return nil, skip, nil
 	}
 	if pool := d.budgetRefuses(cs, apisv1.DisruptionReasonEmpty); pool != "" {
 		return nil, skipFor(cs[0], SkipBudget, "the disruption budgets of nodepool %s allow no more now", pool), nil

@@ -111,8 +111,7 @@ type Command struct {
 	// flight (the rest are on the replacements).
 	Moves   []solver.Placement
 	Message string
-	// Why is the reason the message gives ("drifted: …", "underutilized"), which validation
-	// keeps.
+	// Why is the reason the message gives ("drifted: …", "underutilized").
 	Why string
 }
 
