@@ -51,7 +51,7 @@ func (w *world) prepare() error {
 	if w.prep == nil {
 		p, err = solver.Prepare(w.snap)
 	} else {
-		// Only nodes change between commits: the pools stay compiled.
+		// The last pass's pools, still the same: only the nodes are compiled.
 		p, err = w.prep.WithNodes(w.snap)
 	}
 	if err != nil {
@@ -198,15 +198,22 @@ func (w *world) commit(cmd *Command) error {
 		landing[m.Node] = append(landing[m.Node], m.Pod)
 	}
 	next := *w.snap
-	next.Nodes = nil
-	for _, n := range w.snap.Nodes {
+	next.Nodes = make([]solver.Node, len(w.snap.Nodes), len(w.snap.Nodes)+len(cmd.Replacements))
+	copy(next.Nodes, w.snap.Nodes)
+	var changed []int
+	for i := range next.Nodes {
+		n := &next.Nodes[i]
+		in := landing[n.Name]
+		if !gone[n.Name] && len(in) == 0 {
+			continue
+		}
+		changed = append(changed, i)
 		if gone[n.Name] {
 			n.MarkedForDeletion = true
 		}
-		if in := landing[n.Name]; len(in) > 0 {
+		if len(in) > 0 {
 			n.Pods = append(slices.Clip(n.Pods), in...)
 		}
-		next.Nodes = append(next.Nodes, n)
 	}
 	for _, c := range cmd.Replacements {
 		if id := c.Offering.ReservationID; id != "" {
@@ -234,10 +241,16 @@ func (w *world) commit(cmd *Command) error {
 			Name: c.Hostname, NodePool: c.NodePool, Labels: labels, InFlight: true,
 			Allocatable: c.InstanceType.Allocatable().Sub(c.DaemonSetOverhead), Pods: c.Pods, Price: c.Price,
 		})
+		w.uninitialized[c.Hostname] = true
 	}
-	w.snap = &next
+	// Only the command's nodes and its replacements changed: the rest stay compiled.
+	p, err := w.prep.Amend(&next, changed)
+	if err != nil {
+		return err
+	}
+	w.snap, w.prep, w.base = &next, p, nil
 	w.commits++
-	return w.prepare()
+	return nil
 }
 
 // floor is world.floor of the pods' requests; false when one cannot be read. homeless asks for

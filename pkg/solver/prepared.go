@@ -65,23 +65,33 @@ func Prepare(snap *Snapshot) (*Prepared, error) {
 func (p *Prepared) WithNodes(snap *Snapshot) (*Prepared, error) {
 	b := p.base
 	for i := range snap.Nodes {
-		z := snap.Nodes[i].Labels[apisv1.LabelZone]
-		if z == "" {
-			continue
-		}
-		zi, ok := b.zoneIndex[z]
-		if !ok || (b.zoneIDs[zi] == "" && snap.Nodes[i].Labels[apisv1.LabelTopologyZoneID] != "") {
+		if !b.knowsZone(&snap.Nodes[i]) {
 			return Prepare(snap)
 		}
 	}
-	np := prepareNodes(&solve{
-		snap: snap, zones: b.zones, zoneIDs: b.zoneIDs, zoneIndex: b.zoneIndex, typeKeys: b.typeKeys,
-		daemons: b.daemons, pools: b.pools, reservationIndex: b.reservationIndex, reservationsInit: b.reservationsInit,
-		reservationIDs: b.reservationIDs,
-		cache:          newCompileCache(b.cache), units: b.units,
-	})
+	np := prepareNodes(b.withSnapshot(snap, newCompileCache(b.cache)))
 	np.guide = p.guide // the guide's types are the pools' alone
 	return np, nil
+}
+
+// knowsZone reports whether the node's zone (and its zone ID) is one the compiled pools know.
+func (s *solve) knowsZone(n *Node) bool {
+	z := n.Labels[apisv1.LabelZone]
+	if z == "" {
+		return true
+	}
+	zi, ok := s.zoneIndex[z]
+	return ok && (s.zoneIDs[zi] != "" || n.Labels[apisv1.LabelTopologyZoneID] == "")
+}
+
+// withSnapshot is a preparation of snap sharing s's compiled pools and DaemonSets.
+func (s *solve) withSnapshot(snap *Snapshot, cache *compileCache) *solve {
+	return &solve{
+		snap: snap, zones: s.zones, zoneIDs: s.zoneIDs, zoneIndex: s.zoneIndex, typeKeys: s.typeKeys,
+		daemons: s.daemons, pools: s.pools, reservationIndex: s.reservationIndex, reservationsInit: s.reservationsInit,
+		reservationIDs: s.reservationIDs,
+		cache:          cache, units: s.units,
+	}
 }
 
 // SharesPools reports whether p and q use the same compiled pools: one was prepared from the
@@ -98,30 +108,40 @@ func prepareNodes(b *solve) *Prepared {
 	b.compileTargets()
 	b.cache.prev = nil // one generation back is enough
 	p := &Prepared{base: b, memos: map[string]*groupMemo{}}
-	var running []*corev1.Pod
+	n := 0
+	for _, t := range b.targets {
+		n += len(t.node.Pods)
+	}
+	running := make([]*corev1.Pod, 0, n)
 	for _, t := range b.targets {
 		running = append(running, t.node.Pods...)
-		for _, pod := range t.node.Pods {
-			aff := pod.Spec.Affinity
-			if aff == nil || aff.PodAntiAffinity == nil {
-				continue
-			}
-			for i := range aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
-				term := &aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[i]
-				sel, err := affinitySelector(term, pod.Labels)
-				if err != nil || term.TopologyKey == "" {
-					continue
-				}
-				ns, nsSel, err := termNamespaces(term, pod.Namespace)
-				if err != nil {
-					continue
-				}
-				p.anti = append(p.anti, existingAnti{base: t.base, id: groupID(kindAnti, term.TopologyKey, ns, nsSel, sel), key: term.TopologyKey, ns: ns, nsSel: nsSel, sel: sel})
-			}
-		}
+		p.anti = appendAnti(p.anti, t)
 	}
 	p.existingKeys = selectorKeys(running, nil)
 	return p
+}
+
+// appendAnti appends the required anti-affinity terms of the target's pods.
+func appendAnti(anti []existingAnti, t *target) []existingAnti {
+	for _, pod := range t.node.Pods {
+		aff := pod.Spec.Affinity
+		if aff == nil || aff.PodAntiAffinity == nil {
+			continue
+		}
+		for i := range aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+			term := &aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[i]
+			sel, err := affinitySelector(term, pod.Labels)
+			if err != nil || term.TopologyKey == "" {
+				continue
+			}
+			ns, nsSel, err := termNamespaces(term, pod.Namespace)
+			if err != nil {
+				continue
+			}
+			anti = append(anti, existingAnti{base: t.base, id: groupID(kindAnti, term.TopologyKey, ns, nsSel, sel), key: term.TopologyKey, ns: ns, nsSel: nsSel, sel: sel})
+		}
+	}
+	return anti
 }
 
 // Solve places pods on the prepared snapshot, with opts.ExcludeNodes treated as gone.

@@ -22,8 +22,11 @@ type target struct {
 	free0  scheduling.Resources // free room before any solve placed anything
 	ports  []scheduling.HostPort
 	labels map[string]string
-	// base is the target's index among the prepared snapshot's targets.
-	base int
+	// base is the target's index among the prepared snapshot's targets, idx the node's in the
+	// snapshot's Nodes.
+	base, idx int
+	// key is the node's signatureKey.
+	key string
 	// sig identifies nodes identical for requirement and taint checks (labels but the hostname,
 	// and taints), so a class is checked once per signature.
 	sig int
@@ -40,42 +43,52 @@ func (t *target) domain(s *solve, d int) int {
 // compileTargets turns the snapshot's nodes into targets, in the order they are tried:
 // initialized nodes, then uninitialized ones, then in-flight claims, each by name.
 func (s *solve) compileTargets() {
-	nodes := make([]*Node, 0, len(s.snap.Nodes))
+	nodes := make([]int, 0, len(s.snap.Nodes))
 	for i := range s.snap.Nodes {
-		n := &s.snap.Nodes[i]
-		if n.MarkedForDeletion {
+		if s.snap.Nodes[i].MarkedForDeletion {
 			continue
 		}
-		nodes = append(nodes, n)
+		nodes = append(nodes, i)
 	}
-	rank := func(n *Node) int {
-		switch {
-		case n.InFlight:
-			return 2
-		case !n.Initialized:
-			return 1
-		}
-		return 0
-	}
-	slices.SortStableFunc(nodes, func(a, b *Node) int {
-		if c := cmp.Compare(rank(a), rank(b)); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
+	slices.SortStableFunc(nodes, func(a, b int) int { return targetOrder(&s.snap.Nodes[a], &s.snap.Nodes[b]) })
 	sigs := map[string]int{}
-	for _, n := range nodes {
+	s.targets = make([]*target, 0, len(nodes))
+	for _, i := range nodes {
+		n := &s.snap.Nodes[i]
 		e := s.cache.node(n, s.compileNode)
-		t := &target{host: len(s.targets), node: n, labels: e.labels, free0: e.free, ports: e.ports}
-		if i, ok := sigs[e.key]; ok {
-			t.sig = i
-		} else {
-			t.sig = len(sigs)
-			sigs[e.key] = t.sig
-		}
+		t := &target{host: len(s.targets), node: n, idx: i, labels: e.labels, free0: e.free, ports: e.ports, key: e.key}
+		t.sig = sigOf(sigs, e.key)
 		t.base = len(s.targets)
 		s.targets = append(s.targets, t)
 	}
+}
+
+// targetOrder is the order targets are tried in: initialized nodes, then uninitialized ones,
+// then in-flight claims, each by name.
+func targetOrder(a, b *Node) int {
+	if c := cmp.Compare(targetRank(a), targetRank(b)); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Name, b.Name)
+}
+
+func targetRank(n *Node) int {
+	switch {
+	case n.InFlight:
+		return 2
+	case !n.Initialized:
+		return 1
+	}
+	return 0
+}
+
+// sigOf numbers signature keys in the order they are first seen.
+func sigOf(sigs map[string]int, key string) int {
+	if i, ok := sigs[key]; ok {
+		return i
+	}
+	sigs[key] = len(sigs)
+	return len(sigs) - 1
 }
 
 // compileNode works out what the solver needs of a node: its labels (with its name as a field
