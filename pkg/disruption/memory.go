@@ -63,10 +63,36 @@ type Memory struct {
 	// namespaces prepares only its nodes (Snapshot.Prepared), as the simulator's does.
 	prepared *solver.Prepared
 	pools    uint64
-	// pods holds what the pass read of each pod of its nodes, by the pod object: a pod object a
+	// pods holds what the pass read of the pods of each node, by node name: a pod object a
 	// driver hands over is not changed afterwards (a changed pod is a new object, as the
-	// informers' are), so the next pass reuses the mark of a pod it is given again.
-	pods map[*corev1.Pod]podMark
+	// informers' are), so the next pass reuses the mark of a pod it finds again on that node.
+	pods map[string]podsMark
+}
+
+// podsMark is what a pass read of the pods of one node: marks[i] is pods[i]'s.
+type podsMark struct {
+	pods  []*corev1.Pod
+	marks []podMark
+}
+
+// same reports whether pods are the objects m was read from, in the same order.
+func (m podsMark) same(pods []*corev1.Pod) bool {
+	if len(m.pods) != len(pods) {
+		return false
+	}
+	return len(pods) == 0 || &m.pods[0] == &pods[0] || slices.Equal(m.pods, pods)
+}
+
+// find returns the mark of pod p if m holds it, looking from index from on (the pods a node
+// keeps stay in their order), and the index after it.
+func (m podsMark) find(p *corev1.Pod, from int) (podMark, int, bool) {
+	for k := range m.pods {
+		i := (from + k) % len(m.pods)
+		if m.pods[i] == p {
+			return m.marks[i], i + 1, true
+		}
+	}
+	return podMark{}, from, false
 }
 
 // podMark is a pod's fingerprint and requests as a pass read them.
@@ -145,8 +171,8 @@ func newRecall(s *Snapshot, opts Options, reqs podRequests) *recall {
 		seed = opts.Memory.seed
 	}
 	next := &Memory{seed: seed, nodes: make(map[string]nodeMark, len(s.Solver.Nodes)), rejected: map[string]rejection{},
-		together: map[string]time.Time{}, pods: make(map[*corev1.Pod]podMark, podsOnNodes(s))}
-	var prevPods map[*corev1.Pod]podMark
+		together: map[string]time.Time{}, pods: make(map[string]podsMark, len(s.Solver.Nodes))}
+	var prevPods map[string]podsMark
 	if opts.Memory != nil {
 		prevPods = opts.Memory.pods
 	}
@@ -161,20 +187,20 @@ func newRecall(s *Snapshot, opts Options, reqs podRequests) *recall {
 	for i := range s.Solver.Nodes {
 		n := &s.Solver.Nodes[i]
 		g := gens[n.Name]
-		if was, ok := opts.Memory.nodeAt(n.Name, g); ok {
+		was, ok := opts.Memory.nodeAt(n.Name, g)
+		if pm := prevPods[n.Name]; ok && pm.same(n.Pods) {
+			// The node and its pods are the last pass's: their marks and requests are known.
 			next.nodes[n.Name] = was
-			// The node's pods are the objects of the last pass: their requests are known.
-			for _, p := range n.Pods {
-				if pm, ok := prevPods[p]; ok {
-					reqs[p] = pm.req
-					next.pods[p] = pm
-				}
+			next.pods[n.Name] = pm
+			for i, p := range n.Pods {
+				reqs[p] = pm.marks[i].req
 			}
 			continue
 		}
-		m := markNode(seed, n, reqs, prevPods, next.pods)
+		m, pm := markNode(seed, n, reqs, prevPods[n.Name])
 		m.gen = g
 		next.nodes[n.Name] = m
+		next.pods[n.Name] = pm
 	}
 	r.next = next
 	prev := opts.Memory
@@ -420,7 +446,7 @@ func (h *hasher) pod(p *corev1.Pod, reqs podRequests) (scheduling.Resources, boo
 // markNode fingerprints a node: its attributes and, apart, its pods; and its free room. A pod
 // marked in prev is not read again; every pod's mark goes to next (when not nil), and its
 // requests to reqs.
-func markNode(seed maphash.Seed, n *solver.Node, reqs podRequests, prev, next map[*corev1.Pod]podMark) nodeMark {
+func markNode(seed maphash.Seed, n *solver.Node, reqs podRequests, prev podsMark) (nodeMark, podsMark) {
 	var h hasher
 	h.h.SetSeed(seed)
 	h.str(n.Name)
@@ -431,27 +457,38 @@ func markNode(seed maphash.Seed, n *solver.Node, reqs podRequests, prev, next ma
 	h.f64(n.Price)
 	m := nodeMark{attrs: h.h.Sum64(), free: n.Allocatable, usable: n.Initialized && !n.InFlight && !n.MarkedForDeletion}
 	h.h.Reset()
+	out := podsMark{pods: n.Pods}
+	same := prev.same(n.Pods)
+	if same {
+		out.marks = prev.marks // never changed once made: shared
+	} else {
+		out.marks = make([]podMark, len(n.Pods))
+	}
 	var ph hasher
 	ph.h.SetSeed(seed)
-	for _, p := range n.Pods {
-		pm, ok := prev[p]
-		if ok {
-			reqs[p] = pm.req
+	from := 0
+	for i, p := range n.Pods {
+		var pm podMark
+		if same {
+			pm = prev.marks[i]
 		} else {
-			ph.h.Reset()
-			ph.pod(p, reqs)
-			pm = podMark{hash: ph.h.Sum64(), req: reqs[p]}
+			var ok bool
+			if pm, from, ok = prev.find(p, from); !ok {
+				// A pod new to the node (new, or moved from another): read it.
+				ph.h.Reset()
+				ph.pod(p, reqs)
+				pm = podMark{hash: ph.h.Sum64(), req: reqs[p]}
+			}
+			out.marks[i] = pm
 		}
-		if next != nil {
-			next[p] = pm
-		}
+		reqs[p] = pm.req
 		h.u64(pm.hash)
 		if pm.req.err == nil {
 			m.free = m.free.Sub(pm.req.r)
 		}
 	}
 	m.pods = h.h.Sum64()
-	return m
+	return m, out
 }
 
 // contextHash fingerprints what every verdict of a pass depends on besides the nodes.

@@ -143,22 +143,22 @@ func claimOf(fx *fleet, it *catalog.InstanceType) *solver.Claim {
 	return &solver.Claim{NodePool: fx.sp.Name, InstanceType: it, Offering: o, Price: o.Price}
 }
 
-// A pod object seen before is not read again: its mark comes from the memory, and a node's
-// fingerprint is the one reading every pod afresh gives. A pod that changes (a new object)
-// changes its node's fingerprint.
+// A pod object seen before on its node is not read again: its mark comes from the memory, and
+// a node's fingerprint is the one reading every pod afresh gives, whatever moved. A pod that
+// changes (a new object) changes its node's fingerprint.
 func TestPodMarksCarriedOver(t *testing.T) {
 	fx := fragmented(t, 100)
 	seed := maphash.MakeSeed()
-	marks := map[*corev1.Pod]podMark{}
+	marks := map[string]podsMark{}
 	for i := range fx.nodes {
-		markNode(seed, &fx.nodes[i], podRequests{}, nil, marks)
+		_, marks[fx.nodes[i].Name] = markNode(seed, &fx.nodes[i], podRequests{}, podsMark{})
 	}
-	var changed *solver.Node
+	var changed, other *solver.Node
 	for i := range fx.nodes {
 		n := &fx.nodes[i]
 		reqs := podRequests{}
-		fresh := markNode(seed, n, podRequests{}, nil, nil)
-		carried := markNode(seed, n, reqs, marks, nil)
+		fresh, _ := markNode(seed, n, podRequests{}, podsMark{})
+		carried, _ := markNode(seed, n, reqs, marks[n.Name])
 		if fresh != carried {
 			t.Fatalf("node %s: fingerprint %+v read afresh, %+v from the memory's pods", n.Name, fresh, carried)
 		}
@@ -167,18 +167,31 @@ func TestPodMarksCarriedOver(t *testing.T) {
 				t.Fatalf("node %s: the requests of pod %s were not handed on", n.Name, p.Name)
 			}
 		}
-		if changed == nil && len(n.Pods) > 0 {
+		switch {
+		case changed == nil && len(n.Pods) > 1:
 			changed = n
+		case other == nil && len(n.Pods) > 0:
+			other = n
 		}
 	}
-	if changed == nil {
-		t.Fatal("no node holds a pod")
+	if changed == nil || other == nil {
+		t.Fatal("too few nodes hold pods")
 	}
-	before := markNode(seed, changed, podRequests{}, marks, nil)
+	// A pod moved from another node, the node's own in another order and one gone: the same
+	// fingerprint as read afresh.
+	moved := *changed
+	kept := slices.Clone(changed.Pods[1:])
+	slices.Reverse(kept)
+	moved.Pods = append([]*corev1.Pod{other.Pods[0]}, kept...)
+	fresh, _ := markNode(seed, &moved, podRequests{}, podsMark{})
+	if carried, _ := markNode(seed, &moved, podRequests{}, marks[changed.Name]); carried != fresh {
+		t.Fatalf("node %s with pods moved: fingerprint %+v read afresh, %+v from the memory's pods", changed.Name, fresh, carried)
+	}
+	before, _ := markNode(seed, changed, podRequests{}, marks[changed.Name])
 	p := changed.Pods[0].DeepCopy()
 	p.Labels = map[string]string{"app": "another"}
 	changed.Pods = append([]*corev1.Pod{p}, changed.Pods[1:]...)
-	if after := markNode(seed, changed, podRequests{}, marks, nil); after.pods == before.pods {
+	if after, _ := markNode(seed, changed, podRequests{}, marks[changed.Name]); after.pods == before.pods {
 		t.Errorf("node %s: a pod relabelled as a new object left its fingerprint as it was", changed.Name)
 	}
 }
