@@ -11,6 +11,7 @@ import (
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
 	"github.com/tenon-sh/tenon/pkg/catalog"
+	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/solver"
 )
 
@@ -193,5 +194,47 @@ func TestPodMarksCarriedOver(t *testing.T) {
 	changed.Pods = append([]*corev1.Pod{p}, changed.Pods[1:]...)
 	if after, _ := markNode(seed, changed, podRequests{}, marks[changed.Name]); after.pods == before.pods {
 		t.Errorf("node %s: a pod relabelled as a new object left its fingerprint as it was", changed.Name)
+	}
+}
+
+// Pods pending take room in the plan with a node and in the plan without it alike: on a settled
+// fleet with a pod pending that fills a new node by itself, a pass with the memory simulates
+// none of the nodes again and leaves each alone for the reason a pass without the memory finds.
+func TestRememberedVerdictsHoldWhilePodsPend(t *testing.T) {
+	fx, last := settled(t)
+	var largest *catalog.InstanceType
+	for _, it := range fx.sp.InstanceTypes {
+		if largest == nil || it.Allocatable()[scheduling.CPU] > largest.Allocatable()[scheduling.CPU] {
+			largest = it
+		}
+	}
+	room := largest.Allocatable()
+	big := pod(fmt.Sprintf("%dm", room[scheduling.CPU]), fmt.Sprint(room[scheduling.Memory]))
+	big.Status.Phase = corev1.PodPending
+	snap := fx.snapshot()
+	snap.Solver.Pods = []*corev1.Pod{big}
+	warm, err := Decide(snap, Options{Cursor: last.Cursor, Memory: last.Memory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cold, err := Decide(snap, Options{Cursor: last.Cursor, RejectionTTL: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warm.Commands)+len(cold.Commands) != 0 {
+		t.Fatalf("a settled fleet's pass acted: %s / %s", commandSummary(warm), commandSummary(cold))
+	}
+	// The pending pod's plan is one solve; the candidates are not simulated again.
+	if warm.Simulations > 1 || cold.Simulations <= 1 {
+		t.Errorf("simulations: %d with the memory (want at most the backlog's plan), %d without", warm.Simulations, cold.Simulations)
+	}
+	byNode := map[string]Skip{}
+	for _, s := range cold.Skips {
+		byNode[s.Node] = s
+	}
+	for _, s := range warm.Skips {
+		if c := byNode[s.Node]; c != s {
+			t.Errorf("node %s: remembered %s %q, simulated %s %q", s.Node, s.Reason, s.Message, c.Reason, c.Message)
+		}
 	}
 }
