@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -61,7 +60,7 @@ type Memory struct {
 	rejected map[string]rejection
 	// together holds, by the nodes it tried in order (and the kind of command), when a
 	// multi-node search last found no set of them worth removing.
-	together map[string]time.Time
+	together map[uint64]time.Time
 	// prepared is the pass's prepared snapshot, and pools the fingerprint of what it compiled
 	// besides the nodes: a next pass with the same pools, instance types, DaemonSets and
 	// namespaces prepares only its nodes (Snapshot.Prepared), as the simulator's does.
@@ -175,7 +174,7 @@ func newRecall(s *Snapshot, opts Options, reqs podRequests) *recall {
 		seed = opts.Memory.seed
 	}
 	next := &Memory{seed: seed, nodes: make(map[string]nodeMark, len(s.Solver.Nodes)), rejected: map[string]rejection{},
-		together: map[string]time.Time{}, pods: make(map[string]podsMark, len(s.Solver.Nodes))}
+		together: map[uint64]time.Time{}, pods: make(map[string]podsMark, len(s.Solver.Nodes))}
 	var prevPods map[string]podsMark
 	if opts.Memory != nil {
 		prevPods = opts.Memory.pods
@@ -290,19 +289,19 @@ func (r *recall) remember(c *candidate, s *Skip, o *outcome, w *world) {
 
 // togetherKey names a multi-node search by its kind and candidates in order, with the price and
 // capacity type each had in the disruption view (the search weighed them; the nodes'
-// fingerprints have the solver's).
-func togetherKey(kind evalKind, cs []*candidate) string {
-	var b strings.Builder
-	b.WriteByte(byte('0' + kind))
+// fingerprints have the solver's): a fingerprint under the memory's seed, as the nodes' are (two
+// searches that share one would at worst leave the second undone until the TTL; never make
+// tenon act).
+func (r *recall) togetherKey(kind evalKind, cs []*candidate) uint64 {
+	var h hasher
+	h.h.SetSeed(r.next.seed)
+	h.u64(uint64(kind))
 	for _, c := range cs {
-		b.WriteByte(0)
-		b.WriteString(c.Name)
-		b.WriteByte(0)
-		b.WriteString(strconv.FormatFloat(c.Price, 'g', -1, 64))
-		b.WriteByte(0)
-		b.WriteString(c.CapacityType)
+		h.str(c.Name)
+		h.f64(c.Price)
+		h.str(c.CapacityType)
 	}
-	return b.String()
+	return h.h.Sum64()
 }
 
 // fruitless reports whether a multi-node search over cs is remembered as finding nothing, and
@@ -311,7 +310,7 @@ func (r *recall) fruitless(kind evalKind, cs []*candidate) bool {
 	if r.prev == nil || len(r.opened) > 0 {
 		return false
 	}
-	key := togetherKey(kind, cs)
+	key := r.togetherKey(kind, cs)
 	at, ok := r.prev.together[key]
 	if !ok || r.now.Sub(at) >= r.ttl || r.now.Before(at) {
 		return false
@@ -328,7 +327,7 @@ func (r *recall) fruitless(kind evalKind, cs []*candidate) bool {
 // foundNothing records that a multi-node search over cs, run to its end, found nothing.
 func (r *recall) foundNothing(kind evalKind, cs []*candidate) {
 	if r.next != nil && !r.committed {
-		r.next.together[togetherKey(kind, cs)] = r.now
+		r.next.together[r.togetherKey(kind, cs)] = r.now
 	}
 }
 
