@@ -91,7 +91,7 @@ func newDecider(s *Snapshot, opts Options) (*decider, error) {
 			c.all = sn.Pods
 			c.pods = reschedulable(sn.Pods)
 			c.place = needingPlace(c.pods, *opts.ExpendablePriorityCutoff)
-			c.idle = n.Price * (1 - used(sn, reqs))
+			c.idle = n.Price * (1 - used(sn, r.podMarks(sn), reqs))
 		}
 		c.disruptionCost = disruptionCost(c.pods)
 		d.cands = append(d.cands, c)
@@ -254,12 +254,21 @@ func (d *decider) ordered() []*candidate {
 	return out
 }
 
-// used is the larger of the CPU and memory fractions of a node's allocatable its pods request.
-func used(n *solver.Node, reqs podRequests) float64 {
+// used is the larger of the CPU and memory fractions of a node's allocatable its pods request,
+// read from marks (the pass's marks of its pods, in their order) when it has them.
+func used(n *solver.Node, marks []podMark, reqs podRequests) float64 {
 	var req scheduling.Resources
-	for _, p := range n.Pods {
-		if r, err := reqs.of(p); err == nil {
-			req = req.Add(r)
+	if marks != nil {
+		for i := range marks {
+			if marks[i].req.err == nil {
+				req = req.Add(marks[i].req.r)
+			}
+		}
+	} else {
+		for _, p := range n.Pods {
+			if r, err := reqs.of(p); err == nil {
+				req = req.Add(r)
+			}
 		}
 	}
 	u := 0.0

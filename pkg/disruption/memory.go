@@ -55,7 +55,8 @@ import (
 type Memory struct {
 	seed    maphash.Seed
 	context uint64
-	nodes   map[string]nodeMark
+	// nodes holds what the pass read of each node and its pods, by node name.
+	nodes map[string]nodeMemo
 	// rejected holds the remembered verdicts by node name.
 	rejected map[string]rejection
 	// together holds, by the nodes it tried in order (and the kind of command), when a
@@ -66,10 +67,14 @@ type Memory struct {
 	// namespaces prepares only its nodes (Snapshot.Prepared), as the simulator's does.
 	prepared *solver.Prepared
 	pools    uint64
-	// pods holds what the pass read of the pods of each node, by node name: a pod object a
-	// driver hands over is not changed afterwards (a changed pod is a new object, as the
-	// informers' are), so the next pass reuses the mark of a pod it finds again on that node.
-	pods map[string]podsMark
+}
+
+// nodeMemo is what a pass read of a node (mark) and of its pods (pods): a pod object a driver
+// hands over is not changed afterwards (a changed pod is a new object, as the informers' are),
+// so the next pass reuses the mark of a pod it finds again on that node.
+type nodeMemo struct {
+	mark nodeMark
+	pods podsMark
 }
 
 // podsMark is what a pass read of the pods of one node: marks[i] is pods[i]'s.
@@ -111,16 +116,6 @@ type nodeMark struct {
 	usable      bool // initialized, not in flight, not marked for deletion
 	// gen is the node's Generation when the pass was given one (0: none).
 	gen uint64
-}
-
-// nodeAt returns the memory's mark of a node when the driver says (by a Generation that is
-// not 0) the node has not changed since.
-func (m *Memory) nodeAt(name string, gen uint64) (nodeMark, bool) {
-	if m == nil || gen == 0 {
-		return nodeMark{}, false
-	}
-	was, ok := m.nodes[name]
-	return was, ok && was.gen == gen
 }
 
 // rejection is a remembered verdict on a node.
@@ -173,37 +168,31 @@ func newRecall(s *Snapshot, opts Options, reqs podRequests) *recall {
 	if opts.Memory != nil {
 		seed = opts.Memory.seed
 	}
-	next := &Memory{seed: seed, nodes: make(map[string]nodeMark, len(s.Solver.Nodes)), rejected: map[string]rejection{},
-		together: map[uint64]time.Time{}, pods: make(map[string]podsMark, len(s.Solver.Nodes))}
-	var prevPods map[string]podsMark
+	next := &Memory{seed: seed, nodes: make(map[string]nodeMemo, len(s.Solver.Nodes)), rejected: map[string]rejection{},
+		together: map[uint64]time.Time{}}
+	var prevNodes map[string]nodeMemo
 	if opts.Memory != nil {
-		prevPods = opts.Memory.pods
+		prevNodes = opts.Memory.nodes
 	}
 	next.context = contextHash(seed, s, opts)
 	next.pools = poolsHash(seed, s, next.context)
-	gens := make(map[string]uint64, len(s.Nodes))
-	for i := range s.Nodes {
-		if g := s.Nodes[i].Generation; g != 0 {
-			gens[s.Nodes[i].Name] = g
-		}
-	}
+	gens := generations(s)
 	for i := range s.Solver.Nodes {
 		n := &s.Solver.Nodes[i]
-		g := gens[n.Name]
-		was, ok := opts.Memory.nodeAt(n.Name, g)
-		if pm := prevPods[n.Name]; ok && pm.same(n.Pods) {
-			// The node and its pods are the last pass's: their marks and requests are known.
+		g := gens(i, n.Name)
+		was := prevNodes[n.Name]
+		if g != 0 && was.mark.gen == g && was.pods.same(n.Pods) {
+			// The driver says the node has not changed, and its pods are the last pass's
+			// objects: their marks and requests are known.
 			next.nodes[n.Name] = was
-			next.pods[n.Name] = pm
 			for i, p := range n.Pods {
-				reqs[p] = pm.marks[i].req
+				reqs[p] = was.pods.marks[i].req
 			}
 			continue
 		}
-		m, pm := markNode(seed, n, reqs, prevPods[n.Name])
+		m, pm := markNode(seed, n, reqs, was.pods)
 		m.gen = g
-		next.nodes[n.Name] = m
-		next.pods[n.Name] = pm
+		next.nodes[n.Name] = nodeMemo{mark: m, pods: pm}
 	}
 	r.next = next
 	prev := opts.Memory
@@ -212,16 +201,49 @@ func newRecall(s *Snapshot, opts Options, reqs podRequests) *recall {
 		return r
 	}
 	r.prev = prev
-	for name, m := range next.nodes {
+	for name, nm := range next.nodes {
+		m := &nm.mark
 		was, ok := prev.nodes[name]
 		if !m.usable {
 			continue // takes no pod from a consolidation
 		}
-		if !ok || !was.usable || was.attrs != m.attrs || grew(&was.free, &m.free) {
+		if !ok || !was.mark.usable || was.mark.attrs != m.attrs || grew(&was.mark.free, &m.free) {
 			r.opened = append(r.opened, m.free)
 		}
 	}
 	return r
+}
+
+// generations returns the Generation the snapshot gives the solver node at index i, named name
+// (0: none). The disruption nodes are most often in the solver nodes' order; a map is built
+// only when they are not.
+func generations(s *Snapshot) func(i int, name string) uint64 {
+	var byName map[string]uint64
+	return func(i int, name string) uint64 {
+		if i < len(s.Nodes) && s.Nodes[i].Name == name {
+			return s.Nodes[i].Generation
+		}
+		if byName == nil {
+			byName = make(map[string]uint64, len(s.Nodes))
+			for j := range s.Nodes {
+				if g := s.Nodes[j].Generation; g != 0 {
+					byName[s.Nodes[j].Name] = g
+				}
+			}
+		}
+		return byName[name]
+	}
+}
+
+// podMarks returns the pass's marks of the node's pods, in their order (nil when it keeps none).
+func (r *recall) podMarks(n *solver.Node) []podMark {
+	if r.next == nil {
+		return nil
+	}
+	if m, ok := r.next.nodes[n.Name]; ok && m.pods.same(n.Pods) {
+		return m.pods.marks
+	}
+	return nil
 }
 
 // grew reports whether any resource of now exceeds then.
@@ -243,7 +265,7 @@ func (r *recall) lookup(c *candidate) (rejection, bool) {
 	if !ok || r.now.Sub(v.at) >= r.ttl || r.now.Before(v.at) {
 		return rejection{}, false
 	}
-	if r.prev.nodes[c.Name] != r.next.nodes[c.Name] || v.price != c.Price || v.capacityType != c.CapacityType {
+	if r.prev.nodes[c.Name].mark != r.next.nodes[c.Name].mark || v.price != c.Price || v.capacityType != c.CapacityType {
 		return rejection{}, false
 	}
 	for i := range v.homeless {
@@ -316,7 +338,7 @@ func (r *recall) fruitless(kind evalKind, cs []*candidate) bool {
 		return false
 	}
 	for _, c := range cs {
-		if was, ok := r.prev.nodes[c.Name]; !ok || was != r.next.nodes[c.Name] {
+		if was, ok := r.prev.nodes[c.Name]; !ok || was.mark != r.next.nodes[c.Name].mark {
 			return false
 		}
 	}

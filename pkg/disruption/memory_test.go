@@ -238,3 +238,38 @@ func TestRememberedVerdictsHoldWhilePodsPend(t *testing.T) {
 		}
 	}
 }
+
+// A node's Generation is found by its name whether or not the disruption nodes are in the
+// solver nodes' order, and the pass's memory keeps it.
+func TestGenerationsFoundByName(t *testing.T) {
+	fx := fragmented(t, 20)
+	for _, reversed := range []bool{false, true} {
+		s := fx.snapshot()
+		s.Nodes = slices.Clone(s.Nodes)
+		for i := range s.Nodes {
+			s.Nodes[i].Generation = uint64(1000 + i)
+		}
+		want := map[string]uint64{}
+		for _, n := range s.Nodes {
+			want[n.Name] = n.Generation
+		}
+		if reversed {
+			slices.Reverse(s.Nodes)
+		}
+		gens := generations(s)
+		for i, n := range s.Solver.Nodes {
+			if got := gens(i, n.Name); got != want[n.Name] {
+				t.Fatalf("reversed=%v: node %s: generation %d, want %d", reversed, n.Name, got, want[n.Name])
+			}
+		}
+		d, err := Decide(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, g := range want {
+			if got := d.Memory.nodes[name].mark.gen; got != g {
+				t.Errorf("reversed=%v: node %s: the memory keeps generation %d, want %d", reversed, name, got, g)
+			}
+		}
+	}
+}
