@@ -81,6 +81,13 @@ func TestRememberedVerdictsOfAQuietFleet(t *testing.T) {
 	if !warm.Prepared.SharesPools(last.Memory.prepared) || cold.Prepared.SharesPools(last.Memory.prepared) {
 		t.Error("the pass with the memory compiled its pools again, or the pass without reused them")
 	}
+	sameSkips(t, warm, cold)
+}
+
+// sameSkips fails t for each node the pass with the memory left alone for another reason than
+// the pass without it.
+func sameSkips(t *testing.T, warm, cold *Decision) {
+	t.Helper()
 	byNode := map[string]Skip{}
 	for _, s := range cold.Skips {
 		byNode[s.Node] = s
@@ -228,15 +235,7 @@ func TestRememberedVerdictsHoldWhilePodsPend(t *testing.T) {
 	if warm.Simulations > 1 || cold.Simulations <= 1 {
 		t.Errorf("simulations: %d with the memory (want at most the backlog's plan), %d without", warm.Simulations, cold.Simulations)
 	}
-	byNode := map[string]Skip{}
-	for _, s := range cold.Skips {
-		byNode[s.Node] = s
-	}
-	for _, s := range warm.Skips {
-		if c := byNode[s.Node]; c != s {
-			t.Errorf("node %s: remembered %s %q, simulated %s %q", s.Node, s.Reason, s.Message, c.Reason, c.Message)
-		}
-	}
+	sameSkips(t, warm, cold)
 }
 
 // A node's Generation is found by its name whether or not the disruption nodes are in the
