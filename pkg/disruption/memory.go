@@ -353,12 +353,22 @@ func (r *recall) foundNothing(kind evalKind, cs []*candidate) {
 	}
 }
 
-// prepared returns the previous pass's prepared snapshot when the pass may start from it: the
-// snapshot brings none of its own, and the pools, instance types, DaemonSets and namespaces
-// are the same.
+// prepared returns the prepared snapshot the pass may start from: the snapshot's own, or else
+// the previous pass's when the pools, instance types, DaemonSets and namespaces are the same
+// (nil: prepare afresh). A snapshot's own is taken at the driver's word only where the memory
+// cannot tell: when it has the previous pass's compiled pools (Decision.Prepared, after the
+// pass's commands, shares them) and the pools' fingerprint says they changed since, the pass
+// prepares afresh rather than solve at the old prices.
 func (r *recall) prepared(s *Snapshot) *solver.Prepared {
-	if s.Prepared != nil || r.next == nil || r.last == nil || r.last.pools != r.next.pools {
+	same := r.next != nil && r.last != nil && r.last.pools == r.next.pools
+	if s.Prepared != nil {
+		if !same && r.next != nil && r.last != nil && s.Prepared.SharesPools(r.last.prepared) {
+			return nil
+		}
 		return s.Prepared
+	}
+	if !same {
+		return nil
 	}
 	return r.last.prepared
 }

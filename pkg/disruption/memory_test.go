@@ -272,3 +272,38 @@ func TestGenerationsFoundByName(t *testing.T) {
 		}
 	}
 }
+
+// A driver that hands over the last pass's prepared snapshot as if nothing but the nodes had
+// changed, when the instance types did (every price halved), does not make the pass solve with
+// the old prices: where the memory can tell, the pass prepares afresh and decides as a pass
+// given nothing does.
+func TestAPreparedSnapshotWithOtherPoolsIsNotUsed(t *testing.T) {
+	fx, last := settled(t)
+	types := make([]*catalog.InstanceType, len(fx.sp.InstanceTypes))
+	for i, it := range fx.sp.InstanceTypes {
+		cp := *it
+		cp.Offerings = slices.Clone(it.Offerings)
+		for j := range cp.Offerings {
+			cp.Offerings[j].Price /= 2
+		}
+		types[i] = &cp
+	}
+	fx.sp.InstanceTypes = types
+	stale := fx.snapshot()
+	stale.Prepared = last.Prepared
+	got, err := Decide(stale, Options{Cursor: last.Cursor, Memory: last.Memory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Decide(fx.snapshot(), Options{Cursor: last.Cursor, Memory: last.Memory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Prepared.SharesPools(last.Prepared) {
+		t.Error("the pass solved on the pools of the last pass, whose prices were not these")
+	}
+	if a, b := commandSummary(got), commandSummary(want); a != b {
+		t.Errorf("commands %s, and %s when the pass was given no prepared snapshot", a, b)
+	}
+	sameSkips(t, got, want)
+}

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	apisv1 "github.com/tenon-sh/tenon/pkg/apis/v1"
+	"github.com/tenon-sh/tenon/pkg/catalog"
 	"github.com/tenon-sh/tenon/pkg/disruption"
 	"github.com/tenon-sh/tenon/pkg/scheduling"
 	"github.com/tenon-sh/tenon/pkg/solver"
@@ -96,6 +97,9 @@ func (d *packageDisrupter) pass(now time.Time, v *View) ([]Command, time.Time) {
 		pools[p.Name] = p.NodePool
 		ps := poolState{}
 		_, ps.types = v.instanceTypes(p.Index)
+		if len(sp.InstanceTypes) > 0 {
+			ps.priced = sp.InstanceTypes[0]
+		}
 		if sp.NodeLimit >= 0 || slices.Contains(sp.HasLimit[:], true) {
 			ps.usage, ps.nodes = sp.Usage, sp.Nodes
 		}
@@ -223,6 +227,9 @@ func expirations(v *View, soon func(time.Duration)) []Command {
 // instance types and, when it has limits, its usage against them.
 type poolState struct {
 	types int
-	usage scheduling.Resources
-	nodes int
+	// priced is the first of the pool's types as the pass is given them: with commitments the
+	// types are repriced (new objects) whenever the bill's room changes, with the same version.
+	priced *catalog.InstanceType
+	usage  scheduling.Resources
+	nodes  int
 }
