@@ -113,18 +113,7 @@ func TestRememberedVerdictsGiveWay(t *testing.T) {
 			fx.add("big", claimOf(fx, it), nil, fx.now.Add(-time.Hour))
 			fx.meta[len(fx.meta)-1].DoNotDisrupt = true // it stays, and takes others' pods
 		}},
-		{name: "every price halves", resimulated: true, change: func(fx *fleet) {
-			types := make([]*catalog.InstanceType, len(fx.sp.InstanceTypes))
-			for i, it := range fx.sp.InstanceTypes {
-				cp := *it
-				cp.Offerings = slices.Clone(it.Offerings)
-				for j := range cp.Offerings {
-					cp.Offerings[j].Price /= 2
-				}
-				types[i] = &cp
-			}
-			fx.sp.InstanceTypes = types
-		}},
+		{name: "every price halves", resimulated: true, change: halvePrices},
 		{name: "the verdicts grow old", resimulated: true, change: func(fx *fleet) { fx.now = fx.now.Add(DefaultRejectionTTL) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,6 +132,20 @@ func TestRememberedVerdictsGiveWay(t *testing.T) {
 			t.Logf("%d simulations with the memory, %d without; commands %s", warm.Simulations, cold.Simulations, commandSummary(cold))
 		})
 	}
+}
+
+// halvePrices gives the fleet's pool copies of its instance types at half their prices.
+func halvePrices(fx *fleet) {
+	types := make([]*catalog.InstanceType, len(fx.sp.InstanceTypes))
+	for i, it := range fx.sp.InstanceTypes {
+		cp := *it
+		cp.Offerings = slices.Clone(it.Offerings)
+		for j := range cp.Offerings {
+			cp.Offerings[j].Price /= 2
+		}
+		types[i] = &cp
+	}
+	fx.sp.InstanceTypes = types
 }
 
 // claimOf is a claim of the fleet's pool launching it on demand.
@@ -279,16 +282,7 @@ func TestGenerationsFoundByName(t *testing.T) {
 // given nothing does.
 func TestAPreparedSnapshotWithOtherPoolsIsNotUsed(t *testing.T) {
 	fx, last := settled(t)
-	types := make([]*catalog.InstanceType, len(fx.sp.InstanceTypes))
-	for i, it := range fx.sp.InstanceTypes {
-		cp := *it
-		cp.Offerings = slices.Clone(it.Offerings)
-		for j := range cp.Offerings {
-			cp.Offerings[j].Price /= 2
-		}
-		types[i] = &cp
-	}
-	fx.sp.InstanceTypes = types
+	halvePrices(fx)
 	stale := fx.snapshot()
 	stale.Prepared = last.Prepared
 	got, err := Decide(stale, Options{Cursor: last.Cursor, Memory: last.Memory})
