@@ -224,7 +224,8 @@ func expirations(v *View, soon func(time.Duration)) []Command {
 }
 
 // poolState is what a pool's compiled form depends on besides its spec: the version of its
-// instance types and, when it has limits, its usage against them.
+// instance types, the objects the pass is given for them (repriced with commitments), and,
+// when it has limits, its usage against them.
 type poolState struct {
 	types int
 	// priced is the first of the pool's types as the pass is given them: with commitments the

@@ -51,9 +51,7 @@ func (p *Prepared) Amend(snap *Snapshot, changed []int) (*Prepared, error) {
 		if n.MarkedForDeletion {
 			continue
 		}
-		e := nb.compileNode(n)
-		e.from = *n
-		nb.cache.nodes[n.Name] = e
+		e := nb.cache.node(n, nb.compileNode)
 		add = append(add, target{node: n, idx: i, labels: e.labels, free0: e.free, ports: e.ports, key: e.key})
 	}
 	slices.SortStableFunc(add, func(x, y target) int { return targetOrder(x.node, y.node) })
